@@ -1,0 +1,99 @@
+"""Running git safely: argument lists, a clean environment, bounded time and output.
+
+Every git invocation in the program goes through here. Arguments are always a list (never a
+shell string), the caller's environment is not inherited beyond what git needs, and options
+that would let repository config run programs are switched off.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
+
+from reviewer.errors import ReviewerError
+
+# Variables git may need to find its config (safe.directory lives in the global config on CI
+# runners) and to run at all. Everything else, secrets included, stays out of the child.
+_PASSED_THROUGH = ("PATH", "HOME", "XDG_CONFIG_HOME", "SYSTEMROOT", "TMPDIR")
+
+# Config that could run programs or change output formats we parse is pinned here.
+_SAFE_CONFIG = (
+    "core.fsmonitor=false",
+    "core.pager=cat",
+    "color.ui=false",
+    "grep.column=false",
+    "grep.fullName=true",
+    "grep.lineNumber=true",
+    "log.showSignature=false",
+    "blame.coloring=none",
+)
+
+
+def git_env() -> dict[str, str]:
+    env = {key: os.environ[key] for key in _PASSED_THROUGH if key in os.environ}
+    env.update(
+        LC_ALL="C",
+        GIT_TERMINAL_PROMPT="0",
+        # Read-only by construction: no opportunistic index refresh, no lock files.
+        GIT_OPTIONAL_LOCKS="0",
+        GIT_NO_REPLACE_OBJECTS="1",
+    )
+    return env
+
+
+def git_argv(args: Sequence[str]) -> list[str]:
+    argv = ["git"]
+    for item in _SAFE_CONFIG:
+        argv += ["-c", item]
+    return [*argv, *args]
+
+
+def run_git(
+    repo: Path,
+    args: Sequence[str],
+    *,
+    timeout: float = 30.0,
+    check: bool = True,
+    input_bytes: bytes | None = None,
+) -> subprocess.CompletedProcess[bytes]:
+    """Run git in `repo` and return its result; raise ReviewerError when it fails and `check`."""
+    try:
+        proc = subprocess.run(
+            git_argv(args),
+            cwd=repo,
+            env=git_env(),
+            input=input_bytes,
+            stdin=None if input_bytes is not None else subprocess.DEVNULL,
+            capture_output=True,
+            timeout=timeout,
+            check=False,
+        )
+    except FileNotFoundError as exc:
+        raise ReviewerError("git is not installed or not on PATH; install git and retry") from exc
+    except subprocess.TimeoutExpired as exc:
+        raise ReviewerError(f"git {args[0]} took longer than {timeout:.0f} s in {repo}") from exc
+    if check and proc.returncode != 0:
+        raise GitFailed(args, proc.returncode, proc.stderr)
+    return proc
+
+
+class GitFailed(ReviewerError):
+    def __init__(self, args: Sequence[str], returncode: int, stderr: bytes) -> None:
+        self.returncode = returncode
+        self.stderr = stderr.decode("utf-8", "replace").strip()
+        first = self.stderr.splitlines()[0] if self.stderr else f"exit code {returncode}"
+        super().__init__(f"git {args[0]} failed: {first}")
+
+
+def popen_git(repo: Path, args: Sequence[str]) -> subprocess.Popen[bytes]:
+    """Start git with stdout as a pipe, for callers that stream and may stop early."""
+    return subprocess.Popen(
+        git_argv(args),
+        cwd=repo,
+        env=git_env(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )

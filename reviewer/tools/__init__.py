@@ -1,0 +1,114 @@
+"""The seven read-only tools the model investigates with, and the one way to run them.
+
+`run_tool` never raises: bad JSON, bad arguments, refused paths and internal failures all
+come back as a one-line `Error: ...` the model can act on. Every result passes through the
+redactor and a size cap before anyone sees it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from reviewer.errors import ReviewerError, ToolError
+from reviewer.redact import Redactor
+from reviewer.tools.base import Tool
+from reviewer.tools.files import GetFileStructure, ListFiles, ReadFile, ReadFileLines
+from reviewer.tools.git import GetGitBlame, GetGitLog
+from reviewer.tools.search import SearchText
+from reviewer.workspace import Workspace
+
+TOOLS: dict[str, type[Tool]] = {
+    tool.name: tool
+    for tool in (
+        ReadFile,
+        ReadFileLines,
+        ListFiles,
+        SearchText,
+        GetFileStructure,
+        GetGitBlame,
+        GetGitLog,
+    )
+}
+
+# The last line of defence: no single tool result may be larger than this.
+MAX_RESULT_CHARS = 60_000
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    text: str
+    is_error: bool
+
+
+def tool_schemas() -> list[dict[str, Any]]:
+    """The `tools` list for an OpenAI chat completion request."""
+    return [tool.openai_schema() for tool in TOOLS.values()]
+
+
+def parse_arguments(raw: object) -> dict[str, Any]:
+    """Tool arguments as sent by a model: a JSON object string, an object, or nothing."""
+    if raw is None or raw == "":
+        return {}
+    if isinstance(raw, dict):
+        return raw
+    if isinstance(raw, str):
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise ToolError(
+                f"arguments are not valid JSON ({exc.msg} at character {exc.pos}); "
+                'send an object such as {"path": "src/app.py"}.'
+            ) from exc
+        if isinstance(value, str):  # double-encoded JSON, seen from some servers
+            return parse_arguments(value)
+        if isinstance(value, dict):
+            return value
+    raise ToolError("arguments must be a JSON object.")
+
+
+def run_tool(
+    name: str, arguments: object, workspace: Workspace, redactor: Redactor | None = None
+) -> ToolResult:
+    redact = redactor or Redactor()
+    try:
+        text = _run(name, arguments, workspace)
+        is_error = False
+    except ToolError as exc:
+        text, is_error = f"Error: {exc}", True
+    except ReviewerError as exc:
+        text, is_error = f"Error: {exc}", True
+    except Exception as exc:  # a tool must never take the review down
+        text, is_error = f"Error: {name} failed unexpectedly ({type(exc).__name__}).", True
+    text = redact(text).encode("utf-8", "replace").decode("utf-8")
+    if len(text) > MAX_RESULT_CHARS:
+        text = (
+            text[:MAX_RESULT_CHARS]
+            + f"\n\n[Output cut at {MAX_RESULT_CHARS:,} characters; ask for less at a time.]"
+        )
+    return ToolResult(text, is_error)
+
+
+def _run(name: str, arguments: object, workspace: Workspace) -> str:
+    tool_class = TOOLS.get(name)
+    if tool_class is None:
+        raise ToolError(f"unknown tool '{name}'. Available tools: {', '.join(TOOLS)}.")
+    args = parse_arguments(arguments)
+    try:
+        tool = tool_class.model_validate(args)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}"
+            for err in exc.errors()
+        )
+        raise ToolError(
+            f"invalid arguments for {name}: {problems}. Expected {tool_class.signature()}."
+        ) from exc
+    output = tool.run(workspace)
+    ignored = sorted(set(args) - tool_class.accepted_keys())
+    if ignored:
+        output = f"[Ignored unknown argument(s): {', '.join(ignored)}.]\n" + output
+    return output

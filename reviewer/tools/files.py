@@ -1,0 +1,262 @@
+"""The tools that read files and list the tree: read_file, read_file_lines, list_files,
+get_file_structure."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from reviewer.errors import ToolError
+from reviewer.tools.base import END_ALIASES, PATH_ALIASES, START_ALIASES, Tool, param
+from reviewer.tools.text import cut_line, decode, human_size, is_binary, split_lines
+from reviewer.workspace import Kind, Workspace
+from reviewer.workspace.paths import check_glob, glob_matcher
+
+MAX_READ_CHARS = 50_000
+# Enough bytes for MAX_READ_CHARS characters of any UTF-8 text.
+_READ_FILE_BYTES = MAX_READ_CHARS * 4
+# read_file_lines scans from the start of the file; past this, a file is too big to scan.
+MAX_SCAN_BYTES = 32 * 1024 * 1024
+MAX_ENTRIES = 200
+STRUCTURE_DEPTH = 3
+MAX_STRUCTURE_LINES = 400
+MAX_STRUCTURE_CHILDREN = 60
+
+
+def read_text(workspace: Workspace, rel: str, raw: str, limit: int) -> tuple[str, int]:
+    """The decoded start of a text file (at most `limit` bytes) and the file's full size."""
+    size = workspace.file_size(rel)
+    data = workspace.read_bytes(rel, min(size, limit))
+    if is_binary(data):
+        raise ToolError(
+            f"'{raw}' is a binary file ({human_size(size)}); it cannot be shown as text."
+        )
+    return decode(data), size
+
+
+class ReadFile(Tool):
+    """Read a whole text file of the repository at the reviewed revision. Files over 50,000
+    characters are cut, with a notice saying which lines were shown; read the rest with
+    read_file_lines. Lines over 2,000 characters are cut."""
+
+    name: ClassVar[str] = "read_file"
+    path: str = param("File path relative to the repository root.", *PATH_ALIASES)
+
+    def run(self, workspace: Workspace) -> str:
+        rel = workspace.resolve_file(self.path)
+        text, size = read_text(workspace, rel, self.path, _READ_FILE_BYTES)
+        if not text:
+            return f"(empty file: {self.path})"
+        lines = split_lines(text)
+        complete = size <= _READ_FILE_BYTES
+        shown: list[str] = []
+        used = 0
+        for line in lines:
+            line = cut_line(line)
+            if used + len(line) + 1 > MAX_READ_CHARS:
+                break
+            shown.append(line)
+            used += len(line) + 1
+        if complete and len(shown) == len(lines):
+            return "\n".join(shown)
+        # The last line of a partial read may itself be partial: leave it for the next call.
+        if not complete and len(shown) == len(lines):
+            shown.pop()
+        total = f"{len(lines):,} lines" if complete else f"{human_size(size)}"
+        notice = (
+            f"[Truncated: showing lines 1-{len(shown)} of '{self.path}' ({total}). "
+            f"Read more with read_file_lines(path, startLine={len(shown) + 1}, "
+            f"endLine={len(shown) + 500}).]"
+        )
+        return "\n".join(shown) + "\n\n" + notice
+
+
+class ReadFileLines(Tool):
+    """Read a range of lines of a text file, 1-indexed and inclusive, each shown as
+    `42: text`. Use it for large files and to look at code around a change."""
+
+    name: ClassVar[str] = "read_file_lines"
+    path: str = param("File path relative to the repository root.", *PATH_ALIASES)
+    startLine: int = param("First line to show (1-indexed).", *START_ALIASES, ge=1)
+    endLine: int = param("Last line to show (inclusive).", *END_ALIASES, ge=1)
+
+    def run(self, workspace: Workspace) -> str:
+        if self.endLine < self.startLine:
+            raise ToolError(
+                f"endLine ({self.endLine}) is before startLine ({self.startLine}); "
+                "give startLine <= endLine."
+            )
+        rel = workspace.resolve_file(self.path)
+        text, size = read_text(workspace, rel, self.path, MAX_SCAN_BYTES)
+        lines = split_lines(text)
+        complete = size <= MAX_SCAN_BYTES
+        if not complete:
+            lines.pop()  # may be cut mid-line
+        if self.startLine > len(lines):
+            if not complete:
+                raise ToolError(
+                    f"'{self.path}' is {human_size(size)}; only its first {len(lines):,} lines "
+                    "can be read."
+                )
+            raise ToolError(
+                f"startLine {self.startLine} is past the end of '{self.path}', which has "
+                f"{len(lines):,} lines."
+            )
+        last = min(self.endLine, len(lines))
+        out: list[str] = []
+        used = 0
+        for number in range(self.startLine, last + 1):
+            entry = f"{number}: {cut_line(lines[number - 1])}"
+            if used + len(entry) + 1 > MAX_READ_CHARS and out:
+                out.append(
+                    f"\n[Truncated at 50,000 characters: showing lines {self.startLine}-"
+                    f"{number - 1}. Continue with startLine={number}.]"
+                )
+                return "\n".join(out)
+            out.append(entry)
+            used += len(entry) + 1
+        if self.endLine > last and complete:
+            out.append(f"\n[End of file: '{self.path}' has {len(lines):,} lines.]")
+        return "\n".join(out)
+
+
+class ListFiles(Tool):
+    """List files of the repository. Without a pattern, the entries directly inside
+    `directory` (subdirectories end with `/`). With a glob pattern, the files under
+    `directory` whose path relative to it matches: `*` stays within one directory, `**`
+    spans any depth (`**/*.py`), `{a,b}` alternatives. At most 200 entries, sorted; paths are
+    relative to the repository root."""
+
+    name: ClassVar[str] = "list_files"
+    directory: str | None = param(
+        "Directory relative to the repository root; the root when omitted.",
+        "directory",
+        "dir",
+        "path",
+        "folder",
+        default=None,
+    )
+    pattern: str | None = param(
+        "Glob matched against paths relative to `directory`, e.g. `**/*.py`.",
+        "pattern",
+        "glob",
+        default=None,
+    )
+
+    def run(self, workspace: Workspace) -> str:
+        base = workspace.resolve_dir(self.directory or "")
+        where = f"'{base}'" if base else "the repository root"
+        listing = workspace.listing
+        if self.pattern:
+            glob = check_glob(self.pattern)
+            matcher = glob_matcher(glob)
+            offset = len(base) + 1 if base else 0
+            entries = [p for p in listing.under(base) if matcher.fullmatch(p, offset)]
+            if not entries:
+                hint = ""
+                if "/" not in glob:
+                    hint = f" A pattern without '/' matches only directly in it: try '**/{glob}'."
+                return f"No files match '{glob}' in {where}.{hint}"
+        else:
+            entries = _children(listing.under(base), base)
+            if not entries:
+                return f"{where} is empty."
+        total = len(entries)
+        shown = [_label(listing.kinds.get(e), e) for e in entries[:MAX_ENTRIES]]
+        if total > MAX_ENTRIES:
+            shown.append(
+                f"\n[Showing {MAX_ENTRIES} of {total:,} entries. Narrow with directory or pattern.]"
+            )
+        return "\n".join(shown)
+
+
+def _children(paths: list[str], base: str) -> list[str]:
+    offset = len(base) + 1 if base else 0
+    seen: dict[str, None] = {}
+    for path in paths:
+        slash = path.find("/", offset)
+        seen[path if slash < 0 else path[: slash + 1]] = None
+    return sorted(seen)
+
+
+def _label(kind: Kind | None, path: str) -> str:
+    if kind is Kind.LINK:
+        return f"{path} (symlink)"
+    if kind is Kind.SUBMODULE:
+        return f"{path}/ (submodule, not readable)"
+    return path
+
+
+class GetFileStructure(Tool):
+    """Show the directory tree under `path` (the repository root by default), three levels
+    deep, directories first. Hidden entries (names starting with `.`) are left out; deeper
+    directories show how many files they hold."""
+
+    name: ClassVar[str] = "get_file_structure"
+    path: str | None = param(
+        "Directory relative to the repository root; the root when omitted.",
+        "path",
+        "directory",
+        "dir",
+        "folder",
+        default=None,
+    )
+
+    def run(self, workspace: Workspace) -> str:
+        base = workspace.resolve_dir(self.path or "")
+        tree = _Tree()
+        offset = len(base) + 1 if base else 0
+        for path in workspace.listing.under(base):
+            parts = path[offset:].split("/", STRUCTURE_DEPTH)
+            if any(part.startswith(".") for part in parts[:STRUCTURE_DEPTH]):
+                continue
+            tree.add(parts)
+        lines = [f"{base}/" if base else "./"]
+        omitted = tree.render(lines, indent=1)
+        if omitted:
+            lines.append(
+                f"\n[Showing {MAX_STRUCTURE_LINES} lines; {omitted:,} more entries left out. "
+                "Ask for a subdirectory with path.]"
+            )
+        return "\n".join(lines)
+
+
+class _Tree:
+    __slots__ = ("count", "dirs", "files")
+
+    def __init__(self) -> None:
+        self.dirs: dict[str, _Tree] = {}
+        self.files: list[str] = []
+        self.count = 0
+
+    def add(self, parts: list[str]) -> None:
+        """Count a file whose path below the base is `parts` (split at most DEPTH times)."""
+        node = self
+        for part in parts[:-1][:STRUCTURE_DEPTH]:
+            node.count += 1
+            child = node.dirs.get(part)
+            if child is None:
+                child = node.dirs[part] = _Tree()
+            node = child
+        node.count += 1
+        if len(parts) <= STRUCTURE_DEPTH:
+            node.files.append(parts[-1])
+
+    def render(self, lines: list[str], indent: int) -> int:
+        """Append this node's entries to `lines`; return how many entries did not fit."""
+        omitted = 0
+        pad = "  " * indent
+        entries = sorted(self.dirs.items()) + [(f, None) for f in sorted(self.files)]
+        for index, (name, child) in enumerate(entries):
+            if len(lines) >= MAX_STRUCTURE_LINES or index >= MAX_STRUCTURE_CHILDREN:
+                rest = len(entries) - index
+                if len(lines) < MAX_STRUCTURE_LINES + 1:
+                    lines.append(f"{pad}… {rest:,} more")
+                return omitted + rest
+            if child is None:
+                lines.append(f"{pad}{name}")
+            elif indent >= STRUCTURE_DEPTH:
+                lines.append(f"{pad}{name}/ ({child.count:,} files)")
+            else:
+                lines.append(f"{pad}{name}/")
+                omitted += child.render(lines, indent + 1)
+        return omitted

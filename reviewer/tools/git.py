@@ -1,0 +1,166 @@
+"""The history tools: get_git_blame and get_git_log, at the reviewed revision."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import ClassVar
+
+from reviewer.errors import ToolError
+from reviewer.gitcmd import GitFailed, run_git
+from reviewer.tools.base import END_ALIASES, PATH_ALIASES, START_ALIASES, Tool, param
+from reviewer.tools.files import MAX_SCAN_BYTES, read_text
+from reviewer.tools.text import cut_line, split_lines
+from reviewer.workspace import Kind, Workspace, WorktreeWorkspace
+
+MAX_BLAME_LINES = 300
+DEFAULT_LOG_COUNT = 10
+MAX_LOG_COUNT = 100
+_UNCOMMITTED = "0" * 40
+
+
+class GetGitBlame(Tool):
+    """Show who last changed each line of a file and in which commit, at the reviewed
+    revision: `commit date author  42: text`, then the commits' subjects. At most 300 lines
+    per call; give startLine and endLine for a range."""
+
+    name: ClassVar[str] = "get_git_blame"
+    path: str = param("File path relative to the repository root.", *PATH_ALIASES)
+    startLine: int | None = param("First line (1-indexed).", *START_ALIASES, default=None, ge=1)
+    endLine: int | None = param("Last line (inclusive).", *END_ALIASES, default=None, ge=1)
+
+    def run(self, workspace: Workspace) -> str:
+        rel = workspace.resolve_file(self.path)
+        if workspace.listing.kinds.get(rel) is Kind.FILE and isinstance(
+            workspace, WorktreeWorkspace
+        ):
+            _require_tracked(workspace, rel, self.path)
+        text, _size = read_text(workspace, rel, self.path, MAX_SCAN_BYTES)
+        total = len(split_lines(text))
+        if total == 0:
+            return f"(empty file: {self.path})"
+        start = self.startLine or 1
+        if start > total:
+            raise ToolError(
+                f"startLine {start} is past the end of '{self.path}', which has {total:,} lines."
+            )
+        end = min(self.endLine or total, total)
+        if end < start:
+            raise ToolError(f"endLine ({end}) is before startLine ({start}).")
+        cut = end - start + 1 > MAX_BLAME_LINES
+        if cut:
+            end = start + MAX_BLAME_LINES - 1
+        args = ["blame", "--porcelain", "-L", f"{start},{end}"]
+        if workspace.blame_revision:
+            args.append(workspace.blame_revision)
+        try:
+            out = run_git(workspace.root, [*args, "--", rel], timeout=60).stdout
+        except GitFailed as exc:
+            raise ToolError(f"git blame failed for '{self.path}': {exc.stderr[:300]}") from exc
+        lines, commits = _parse_porcelain(out)
+        result = [
+            f"{c[:8]} {commits[c][1]} {commits[c][0]}  {n}: {cut_line(t)}" for c, n, t in lines
+        ]
+        result.append("\nCommits:")
+        for commit, (author, date, summary) in commits.items():
+            label = "uncommitted" if commit == _UNCOMMITTED else commit[:8]
+            result.append(f"{label} {date} {author}: {summary}")
+        if cut:
+            result.append(
+                f"\n[Showing lines {start}-{end} of {total:,}. Continue with startLine={end + 1}.]"
+            )
+        return "\n".join(result)
+
+
+def _require_tracked(workspace: Workspace, rel: str, raw: str) -> None:
+    proc = run_git(workspace.root, ["ls-files", "--error-unmatch", "--", rel], check=False)
+    if proc.returncode != 0:
+        raise ToolError(f"'{raw}' is not committed yet, so it has no history to blame.")
+
+
+def _parse_porcelain(
+    out: bytes,
+) -> tuple[list[tuple[str, int, str]], dict[str, tuple[str, str, str]]]:
+    """Lines as (commit, final line number, text) and commits as (author, date, summary)."""
+    lines: list[tuple[str, int, str]] = []
+    commits: dict[str, tuple[str, str, str]] = {}
+    info: dict[str, str] = {}
+    current = ""
+    number = 0
+    for raw in out.split(b"\n"):
+        if raw.startswith(b"\t"):
+            text = raw[1:].decode("utf-8", "replace").removesuffix("\r")
+            if current not in commits:
+                commits[current] = (
+                    info.get("author", "?"),
+                    _date(info.get("author-time")),
+                    info.get("summary", ""),
+                )
+            lines.append((current, number, text))
+            continue
+        fields = raw.decode("utf-8", "replace").split(" ", 1)
+        if len(fields[0]) == 40 and len(fields) == 2:
+            current = fields[0]
+            number = int(fields[1].split()[1])
+            if current not in commits:
+                info = {}
+        elif len(fields) == 2:
+            info[fields[0]] = fields[1]
+    return lines, commits
+
+
+def _date(timestamp: str | None) -> str:
+    if not timestamp or not timestamp.isdigit():
+        return "----------"
+    return datetime.fromtimestamp(int(timestamp), UTC).strftime("%Y-%m-%d")
+
+
+class GetGitLog(Tool):
+    """List the commits that touched a file or directory (or the whole repository), newest
+    first, up to the reviewed revision: `commit date author: subject`. Follows renames of a
+    single file."""
+
+    name: ClassVar[str] = "get_git_log"
+    path: str | None = param(
+        "File or directory relative to the repository root; the whole repository when omitted.",
+        *PATH_ALIASES,
+        "directory",
+        default=None,
+    )
+    count: int = param(
+        "How many commits to show (default 10, at most 100).",
+        "count",
+        "limit",
+        "n",
+        "max_count",
+        default=DEFAULT_LOG_COUNT,
+        ge=1,
+    )
+
+    def run(self, workspace: Workspace) -> str:
+        rel = workspace.normalize(self.path or "")
+        revision = workspace.blame_revision or "HEAD"
+        count = min(self.count, MAX_LOG_COUNT)
+        args = ["log", f"-n{count}", "--no-decorate", "--date=short"]
+        args.append("--format=%h%x1f%ad%x1f%an%x1f%s")
+        if rel and workspace.listing.kinds.get(rel) is Kind.FILE:
+            args.append("--follow")
+        args += [revision, "--"]
+        if rel:
+            args.append(f":(top,literal){rel}")
+        try:
+            out = run_git(workspace.root, args, timeout=60).stdout.decode("utf-8", "replace")
+        except GitFailed as exc:
+            if "does not have any commits" in exc.stderr or "bad revision" in exc.stderr:
+                raise ToolError("The repository has no commits yet.") from exc
+            raise ToolError(f"git log failed: {exc.stderr[:300]}") from exc
+        entries = []
+        for line in out.splitlines():
+            parts = line.split("\x1f")
+            if len(parts) == 4:
+                entries.append(f"{parts[0]} {parts[1]} {parts[2]}: {cut_line(parts[3])}")
+        if not entries:
+            target = f"'{self.path}'" if rel else "the repository"
+            return f"No commits touch {target} up to {workspace.label}."
+        if self.count > MAX_LOG_COUNT:
+            entries.append(f"\n[count is capped at {MAX_LOG_COUNT}.]")
+        return "\n".join(entries)

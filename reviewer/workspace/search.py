@@ -1,0 +1,276 @@
+"""Regex search over a workspace, bounded in matches and in time.
+
+Two engines, one dialect. Files on disk are searched with ripgrep (linear-time regex, the
+fastest there is); a commit that is not checked out is searched with `git grep -P` over its
+objects. Patterns are first validated by ripgrep when it is installed, so both paths accept
+the same syntax. Every hit is checked against the workspace listing before it is returned:
+an engine can never show a file the tools would refuse to read.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import IO
+
+from reviewer.errors import ToolError
+from reviewer.gitcmd import git_argv, git_env
+from reviewer.workspace.base import Kind, Workspace
+from reviewer.workspace.paths import basename_or_path_matcher
+from reviewer.workspace.revision import RevisionWorkspace
+from reviewer.workspace.worktree import WorktreeWorkspace
+
+# A record longer than this is cut; the rest of it is read and thrown away.
+MAX_RECORD_BYTES = 64 * 1024
+
+
+@dataclass
+class Hit:
+    path: str
+    line: int
+    text: str
+
+
+@dataclass
+class SearchOutcome:
+    hits: list[Hit] = field(default_factory=list)
+    more: bool = False
+    timed_out: bool = False
+    engine: str = ""
+
+
+@cache
+def ripgrep_binary() -> str | None:
+    """The rg that the `ripgrep` package installed beside this Python, else one on PATH."""
+    scripts = Path(sysconfig.get_path("scripts"))
+    for candidate in (scripts / "rg", Path(sys.executable).parent / "rg"):
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    return shutil.which("rg")
+
+
+def search(
+    workspace: Workspace,
+    pattern: str,
+    *,
+    base: str,
+    base_is_file: bool,
+    file_glob: str | None,
+    max_hits: int,
+    timeout: float,
+) -> SearchOutcome:
+    """Find lines matching `pattern` in the files under `base` (a resolved path, '' = root)."""
+    rg = ripgrep_binary()
+    on_disk = isinstance(workspace, WorktreeWorkspace) or (
+        isinstance(workspace, RevisionWorkspace) and workspace.matches_checkout
+    )
+    if rg and on_disk:
+        argv, parse, engine = _ripgrep_argv(rg, pattern, base, file_glob), _parse_rg, "rg"
+    else:
+        if rg:
+            _validate_with_ripgrep(rg, pattern)
+        commit = None if on_disk else getattr(workspace, "commit", None)
+        untracked = isinstance(workspace, WorktreeWorkspace)
+        argv = _git_grep_argv(pattern, commit, base, base_is_file, file_glob, untracked)
+        parse, engine = _git_grep_parser(commit), "git grep"
+    accept = _acceptor(workspace, base, file_glob, on_disk)
+    outcome = _stream(argv, workspace.root, parse, accept, max_hits, timeout)
+    outcome.engine = engine
+    return outcome
+
+
+def _ripgrep_argv(rg: str, pattern: str, base: str, file_glob: str | None) -> list[str]:
+    argv = [
+        rg,
+        "--no-config",
+        "--null",
+        "--line-number",
+        "--with-filename",
+        "--no-heading",
+        "--color=never",
+        "--hidden",
+        "--no-ignore-dot",
+        "--no-ignore-global",
+        "--no-messages",
+        "--glob=!.git",
+        f"--regexp={pattern}",
+    ]
+    if file_glob:
+        # rg anchors a glob with a slash at its working directory (the root); ours are
+        # relative to the searched directory.
+        anchored = f"{base}/{file_glob}" if "/" in file_glob and base else file_glob
+        argv.append(f"--glob={anchored}")
+    return [*argv, "--", base or "."]
+
+
+def _validate_with_ripgrep(rg: str, pattern: str) -> None:
+    proc = subprocess.run(
+        [rg, "--no-config", "--quiet", f"--regexp={pattern}", "--", os.devnull],
+        capture_output=True,
+        env=git_env(),
+        stdin=subprocess.DEVNULL,
+        timeout=10,
+        check=False,
+    )
+    if proc.returncode == 2:
+        raise ToolError(_regex_error(proc.stderr))
+
+
+def _git_grep_argv(
+    pattern: str,
+    commit: str | None,
+    base: str,
+    base_is_file: bool,
+    file_glob: str | None,
+    untracked: bool,
+) -> list[str]:
+    args = ["grep", "-z", "-n", "-I", "-P", "--no-color", "--full-name", "-e", pattern]
+    if untracked:
+        args.append("--untracked")
+    if commit:
+        args.append(commit)
+    args.append("--")
+    if file_glob and not base_is_file:
+        relative = file_glob if "/" in file_glob else f"**/{file_glob}"
+        prefix = _escape_glob(base) + "/" if base else ""
+        args.append(f":(top,glob){prefix}{relative}")
+    elif base:
+        args.append(f":(top,literal){base}")
+    return git_argv(args)
+
+
+def _escape_glob(text: str) -> str:
+    return "".join("\\" + c if c in "*?[]\\" else c for c in text)
+
+
+Parser = Callable[[bytes], "tuple[str, int, bytes] | None"]
+
+
+def _parse_rg(record: bytes) -> tuple[str, int, bytes] | None:
+    path, sep, rest = record.partition(b"\0")
+    number, sep2, text = rest.partition(b":")
+    if not sep or not sep2 or not number.isdigit():
+        return None  # e.g. "binary file matches" notices
+    name = path.decode("utf-8", "surrogateescape")
+    return (name[2:] if name.startswith("./") else name), int(number), text
+
+
+def _git_grep_parser(commit: str | None) -> Parser:
+    prefix = f"{commit}:".encode() if commit else b""
+
+    def parse(record: bytes) -> tuple[str, int, bytes] | None:
+        fields = record.split(b"\0", 2)
+        if len(fields) != 3 or not fields[1].isdigit():
+            return None
+        path = fields[0].removeprefix(prefix)
+        return path.decode("utf-8", "surrogateescape"), int(fields[1]), fields[2]
+
+    return parse
+
+
+def _acceptor(
+    workspace: Workspace, base: str, file_glob: str | None, on_disk: bool
+) -> Callable[[str], bool]:
+    matcher = basename_or_path_matcher(file_glob) if file_glob else None
+    offset = len(base) + 1 if base else 0
+    verdicts: dict[str, bool] = {}
+
+    def accept(path: str) -> bool:
+        verdict = verdicts.get(path)
+        if verdict is None:
+            verdict = workspace.listing.kinds.get(path) is Kind.FILE
+            if verdict and matcher is not None:
+                verdict = matcher.fullmatch(path[offset:]) is not None
+            if verdict and on_disk:
+                try:
+                    verdict = workspace.resolve_file(path) == path
+                except ToolError:
+                    verdict = False
+            verdicts[path] = verdict
+        return verdict
+
+    return accept
+
+
+def _stream(
+    argv: list[str],
+    cwd: Path,
+    parse: Parser,
+    accept: Callable[[str], bool],
+    max_hits: int,
+    timeout: float,
+) -> SearchOutcome:
+    outcome = SearchOutcome()
+    with tempfile.TemporaryFile() as errors:
+        proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=git_env(),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=errors,
+        )
+        expired = threading.Event()
+
+        def stop() -> None:
+            expired.set()
+            proc.kill()
+
+        timer = threading.Timer(timeout, stop)
+        timer.start()
+        try:
+            assert proc.stdout is not None
+            for record in _records(proc.stdout):
+                parsed = parse(record)
+                if parsed is None or not accept(parsed[0]):
+                    continue
+                if len(outcome.hits) == max_hits:
+                    outcome.more = True
+                    break
+                text = parsed[2].rstrip(b"\r").decode("utf-8", "replace")
+                outcome.hits.append(Hit(parsed[0], parsed[1], text))
+        finally:
+            timer.cancel()
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+            proc.stdout.close()  # type: ignore[union-attr]
+        outcome.timed_out = expired.is_set() and not outcome.more
+        if proc.returncode > 1 and not outcome.hits:
+            errors.seek(0)
+            raise ToolError(_regex_error(errors.read(4096)))
+    return outcome
+
+
+def _records(stream: IO[bytes]) -> Iterator[bytes]:
+    """Lines of `stream`, each cut to MAX_RECORD_BYTES, without the newline."""
+    while True:
+        chunk = stream.readline(MAX_RECORD_BYTES)
+        if not chunk:
+            return
+        if chunk.endswith(b"\n"):
+            yield chunk[:-1]
+            continue
+        # An over-long line: keep its start, drain the rest.
+        while True:
+            rest = stream.readline(MAX_RECORD_BYTES)
+            if not rest or rest.endswith(b"\n"):
+                break
+        yield chunk
+
+
+def _regex_error(stderr: bytes) -> str:
+    lines = [ln.strip() for ln in stderr.decode("utf-8", "replace").splitlines() if ln.strip()]
+    detail = " ".join(lines[:6])[:400] if lines else "the search failed"
+    for prefix in ("fatal: ", "rg: ", "regex parse error: "):
+        detail = detail.removeprefix(prefix)
+    return f"Invalid search: {detail}"

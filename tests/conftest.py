@@ -1,0 +1,95 @@
+"""Shared fixtures: real git repositories made in temp folders."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from reviewer.workspace import RevisionWorkspace, Workspace, WorktreeWorkspace, open_workspace
+
+GIT_IDENTITY = {
+    "GIT_AUTHOR_NAME": "Test Author",
+    "GIT_AUTHOR_EMAIL": "author@example.com",
+    "GIT_COMMITTER_NAME": "Test Author",
+    "GIT_COMMITTER_EMAIL": "author@example.com",
+    "GIT_AUTHOR_DATE": "2024-05-01T12:00:00Z",
+    "GIT_COMMITTER_DATE": "2024-05-01T12:00:00Z",
+}
+
+
+class GitRepo:
+    """A real repository in a temp folder, with helpers to write files and commit."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        root.mkdir(parents=True, exist_ok=True)
+        self.git("init", "-q", "-b", "main")
+        self.git("config", "core.symlinks", "true")
+
+    def git(self, *args: str, env: dict[str, str] | None = None) -> str:
+        full_env = {**os.environ, **GIT_IDENTITY, **(env or {})}
+        proc = subprocess.run(
+            ["git", *args], cwd=self.root, env=full_env, capture_output=True, text=True, check=True
+        )
+        return proc.stdout
+
+    def write(self, rel: str, content: str | bytes) -> Path:
+        path = self.root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8", newline="")
+        return path
+
+    def symlink(self, rel: str, target: str) -> Path:
+        path = self.root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        os.symlink(target, path)
+        return path
+
+    def commit(self, message: str = "change", *, author: str | None = None) -> str:
+        self.git("add", "-A")
+        env = {"GIT_AUTHOR_NAME": author} if author else None
+        self.git("commit", "-q", "--allow-empty", "-m", message, env=env)
+        return self.head()
+
+    def head(self) -> str:
+        return self.git("rev-parse", "HEAD").strip()
+
+    def revision(self, rev: str = "HEAD") -> RevisionWorkspace:
+        workspace = open_workspace(self.root, revision=rev)
+        assert isinstance(workspace, RevisionWorkspace)
+        return workspace
+
+    def worktree(self) -> WorktreeWorkspace:
+        workspace = open_workspace(self.root, revision=None, uncommitted=True)
+        assert isinstance(workspace, WorktreeWorkspace)
+        return workspace
+
+
+@pytest.fixture
+def make_repo(tmp_path: Path) -> Callable[[str], GitRepo]:
+    counter = iter(range(1000))
+
+    def make(name: str = "") -> GitRepo:
+        return GitRepo(tmp_path / (name or f"repo{next(counter)}"))
+
+    return make
+
+
+@pytest.fixture
+def repo(make_repo: Callable[[str], GitRepo]) -> GitRepo:
+    return make_repo("repo")
+
+
+WORKSPACE_MODES = ("revision", "worktree")
+
+
+def workspace_for(repo: GitRepo, mode: str) -> Workspace:
+    """The same committed content seen as a revision (git objects) or as the working tree."""
+    return repo.revision() if mode == "revision" else repo.worktree()
