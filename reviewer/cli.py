@@ -11,18 +11,29 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from reviewer import __version__
 from reviewer.errors import ExitCode, ReviewerError
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line that says where help is."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(
+            int(ExitCode.INCOMPLETE),
+            f"{self.prog}: error: {message} (see `{self.prog} --help`)\n",
+        )
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="reviewer",
         description="A read-only AI code-review bot.",
     )
     parser.add_argument("--version", action="version", version=f"reviewer {__version__}")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     tool = commands.add_parser(
         "tool",

@@ -12,8 +12,9 @@ from reviewer.workspace import Kind, Workspace
 from reviewer.workspace.paths import check_glob, glob_matcher
 
 MAX_READ_CHARS = 50_000
-# Enough bytes for MAX_READ_CHARS characters of any UTF-8 text.
-_READ_FILE_BYTES = MAX_READ_CHARS * 4
+# Enough bytes for MAX_READ_CHARS characters of any UTF-8 text, and to count the lines of
+# most files so the truncation notice can say how many there are.
+_READ_FILE_BYTES = 2 * 1024 * 1024
 # read_file_lines scans from the start of the file; past this, a file is too big to scan.
 MAX_SCAN_BYTES = 32 * 1024 * 1024
 MAX_ENTRIES = 200

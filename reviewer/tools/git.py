@@ -57,18 +57,26 @@ class GetGitBlame(Tool):
         except GitFailed as exc:
             raise ToolError(f"git blame failed for '{self.path}': {exc.stderr[:300]}") from exc
         lines, commits = _parse_porcelain(out)
-        result = [
-            f"{c[:8]} {commits[c][1]} {commits[c][0]}  {n}: {cut_line(t)}" for c, n, t in lines
+        result = [f"{_who(c, commits)}  {n}: {cut_line(t)}" for c, n, t in lines]
+        history = [
+            f"{commit[:8]} {date} {author}: {summary}"
+            for commit, (author, date, summary) in commits.items()
+            if commit != _UNCOMMITTED
         ]
-        result.append("\nCommits:")
-        for commit, (author, date, summary) in commits.items():
-            label = "uncommitted" if commit == _UNCOMMITTED else commit[:8]
-            result.append(f"{label} {date} {author}: {summary}")
+        if history:
+            result += ["", "Commits:", *history]
         if cut:
             result.append(
                 f"\n[Showing lines {start}-{end} of {total:,}. Continue with startLine={end + 1}.]"
             )
         return "\n".join(result)
+
+
+def _who(commit: str, commits: dict[str, tuple[str, str, str]]) -> str:
+    if commit == _UNCOMMITTED:
+        return "uncommitted (working tree)"
+    author, date, _summary = commits[commit]
+    return f"{commit[:8]} {date} {author}"
 
 
 def _require_tracked(workspace: Workspace, rel: str, raw: str) -> None:

@@ -245,6 +245,8 @@ def _stream(
             proc.wait()
             proc.stdout.close()  # type: ignore[union-attr]
         outcome.timed_out = expired.is_set() and not outcome.more
+        # ripgrep searches files in parallel; a stable order makes answers reproducible.
+        outcome.hits.sort(key=lambda hit: (hit.path, hit.line))
         if proc.returncode > 1 and not outcome.hits:
             errors.seek(0)
             raise ToolError(_regex_error(errors.read(4096)))

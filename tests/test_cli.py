@@ -1,0 +1,125 @@
+"""The command line, run as a user runs it: a real process, real repositories."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from reviewer.tools import run_tool, tool_schemas
+from tests.conftest import GitRepo
+
+
+def reviewer(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REVIEWER_")}
+    return subprocess.run(
+        [sys.executable, "-m", "reviewer", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+@pytest.fixture
+def small(repo: GitRepo) -> GitRepo:
+    repo.write("app.py", "def main():\n    return 1\n")
+    repo.commit("first")
+    repo.write("app.py", "def main():\n    return 2\n")
+    repo.commit("second")
+    return repo
+
+
+def test_tool_prints_exactly_what_the_model_sees(small: GitRepo) -> None:
+    proc = reviewer("tool", "read_file", '{"path": "app.py"}', "--repo", str(small.root))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == run_tool("read_file", {"path": "app.py"}, small.revision()).text + "\n"
+    assert proc.stderr == ""
+
+
+def test_tool_reads_a_given_revision_and_the_working_tree(small: GitRepo) -> None:
+    small.write("app.py", "def main():\n    return 3\n")
+    args = ("tool", "read_file_lines", '{"path":"app.py","startLine":2,"endLine":2}')
+    old = reviewer(*args, "--repo", str(small.root), "--rev", "HEAD~1")
+    head = reviewer(*args, cwd=small.root)
+    disk = reviewer(*args, "--uncommitted", cwd=small.root)
+    assert (old.stdout, head.stdout, disk.stdout) == (
+        "2:     return 1\n",
+        "2:     return 2\n",
+        "2:     return 3\n",
+    )
+
+
+def test_tool_error_exits_1(small: GitRepo) -> None:
+    proc = reviewer("tool", "read_file", '{"path": "../x"}', "--repo", str(small.root))
+    assert proc.returncode == 1
+    assert proc.stdout == (
+        "Error: Access denied: path '../x' resolves outside the working directory.\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ("tool", "read_file", "{}", "--rev", "no-such-branch"),
+            "unknown revision 'no-such-branch'",
+        ),
+        (("tool", "read_file", "{}", "--rev=--all"), "invalid revision '--all'"),
+        (
+            ("tool", "read_file", "{}", "--rev"),
+            "expected one argument (see `reviewer tool --help`)",
+        ),
+        (("tool",), "the following arguments are required: name"),
+        (("tool", "write_file", "{}"), "unknown tool 'write_file'"),
+    ],
+)
+def test_bad_input_is_a_one_line_error_with_exit_2(
+    small: GitRepo, args: tuple[str, ...], message: str
+) -> None:
+    proc = reviewer(*args, cwd=small.root)
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert proc.stderr.count("\n") == 1 and message in proc.stderr
+
+
+def test_outside_a_repository(tmp_path: Path) -> None:
+    proc = reviewer("tool", "list_files", "{}", "--repo", str(tmp_path))
+    assert proc.returncode == 2
+    assert "not inside a git repository" in proc.stderr
+    missing = reviewer("tool", "list_files", "{}", "--repo", str(tmp_path / "nope"))
+    assert missing.returncode == 2 and "does not exist" in missing.stderr
+
+
+def test_a_repository_without_commits(make_repo) -> None:
+    empty = make_repo("empty")
+    empty.write("a.txt", "hello\n")
+    proc = reviewer("tool", "read_file", '{"path":"a.txt"}', cwd=empty.root)
+    assert (
+        proc.returncode == 2 and "no commits yet" in proc.stderr and "--uncommitted" in proc.stderr
+    )
+    disk = reviewer("tool", "read_file", '{"path":"a.txt"}', "--uncommitted", cwd=empty.root)
+    assert disk.returncode == 0 and disk.stdout == "hello\n"
+
+
+def test_tools_lists_every_tool_and_json_matches_the_schemas() -> None:
+    listing = reviewer("tools")
+    assert listing.returncode == 0
+    for schema in tool_schemas():
+        assert schema["function"]["name"] + "(" in listing.stdout
+    as_json = reviewer("tools", "--json")
+    assert json.loads(as_json.stdout) == tool_schemas()
+
+
+def test_version_and_help() -> None:
+    from reviewer import __version__
+
+    assert reviewer("--version").stdout == f"reviewer {__version__}\n"
+    helped = reviewer("--help")
+    assert helped.returncode == 0 and "tool" in helped.stdout

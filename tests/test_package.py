@@ -1,0 +1,60 @@
+"""The built wheel holds everything the program reads at run time."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from reviewer.workspace.search import ripgrep_binary
+
+PROJECT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> zipfile.ZipFile:
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(out),
+            str(PROJECT),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    (built,) = out.glob("reviewer-*.whl")
+    return zipfile.ZipFile(built)
+
+
+def test_wheel_contains_every_module_and_prompt(wheel: zipfile.ZipFile) -> None:
+    names = set(wheel.namelist())
+    for source in (PROJECT / "reviewer").rglob("*.py"):
+        assert source.relative_to(PROJECT).as_posix() in names
+    prompts = [p.name for p in (PROJECT / "prompts").iterdir() if p.is_file()]
+    assert prompts
+    for prompt in prompts:
+        assert f"reviewer/prompts/{prompt}" in names
+
+
+def test_wheel_declares_the_console_script(wheel: zipfile.ZipFile) -> None:
+    (entry_points,) = [n for n in wheel.namelist() if n.endswith("entry_points.txt")]
+    assert "reviewer = reviewer.cli:main" in wheel.read(entry_points).decode()
+
+
+def test_ripgrep_is_installed_with_the_package() -> None:
+    binary = ripgrep_binary()
+    assert binary is not None
+    version = subprocess.run([binary, "--version"], capture_output=True, text=True, check=True)
+    assert version.stdout.startswith("ripgrep ")

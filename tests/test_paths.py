@@ -1,0 +1,95 @@
+"""The lexical half of containment, and the glob matcher, as plain functions."""
+
+from __future__ import annotations
+
+import pytest
+
+from reviewer.errors import ToolError
+from reviewer.workspace.paths import (
+    basename_or_path_matcher,
+    check_glob,
+    glob_matcher,
+    normalize_path,
+)
+
+ROOT = "/work/repo"
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("a/b.py", "a/b.py"),
+        ("./a//b.py", "a/b.py"),
+        ("a/./c/../b.py", "a/b.py"),
+        ("a\\b.py", "a/b.py"),
+        ("", ""),
+        (".", ""),
+        ("/work/repo/a.py", "a.py"),
+        ("/work/repo", ""),
+        ("%2e%2e/x", "%2e%2e/x"),
+        ("-rf", "-rf"),
+    ],
+)
+def test_normalize_path(raw: str, expected: str) -> None:
+    assert normalize_path(raw, root=ROOT) == expected
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ("../x", "resolves outside"),
+        ("a/../../x", "resolves outside"),
+        ("/etc/passwd", "resolves outside"),
+        ("/work/repository/x", "resolves outside"),
+        ("~/.ssh/id_rsa", "resolves outside"),
+        ("C:\\Windows", "resolves outside"),
+        (".git/config", ".git directory"),
+        ("sub/.GIT/config", ".git directory"),
+        (".git./config", ".git directory"),
+        ("GIT~1/config", ".git directory"),
+        ("a\x00b", "NUL byte"),
+        ("a\nb", "control"),
+        ("a\u202eb", "format character"),
+        ("x" * 5000, "longer than"),
+    ],
+)
+def test_normalize_path_refuses(raw: str, message: str) -> None:
+    with pytest.raises(ToolError, match=message):
+        normalize_path(raw, root=ROOT)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "path", "matches"),
+    [
+        ("**/*.py", "a.py", True),
+        ("**/*.py", "x/y/a.py", True),
+        ("**/*.py", "x/a.pyc", False),
+        ("*.py", "x/a.py", False),
+        ("src/**", "src/a/b", True),
+        ("src/**", "srcx/a", False),
+        ("a/**/b", "a/b", True),
+        ("a/**/b", "a/x/y/b", True),
+        ("*.{py,md}", "a.md", True),
+        ("{a,{b,c}}/x", "c/x", True),
+        ("[ab].py", "b.py", True),
+        ("[!ab].py", "c.py", True),
+        ("[!ab].py", "a.py", False),
+        ("a?c", "a/c", False),
+        ("*", ".hidden", True),
+        ("a+b(c).py", "a+b(c).py", True),
+        ("[unclosed", "[unclosed", True),
+    ],
+)
+def test_glob_matcher(pattern: str, path: str, matches: bool) -> None:
+    assert (glob_matcher(pattern).fullmatch(path) is not None) is matches
+
+
+def test_file_filters_match_names_at_any_depth() -> None:
+    assert basename_or_path_matcher("*.py").fullmatch("deep/er/x.py")
+    assert not basename_or_path_matcher("src/*.py").fullmatch("lib/src/x.py")
+
+
+@pytest.mark.parametrize("raw", ["../**", "/etc/*", "**/../../*", "~/*", ".git/**", "C:/x"])
+def test_check_glob_refuses_climbing(raw: str) -> None:
+    with pytest.raises(ToolError):
+        check_glob(raw)
