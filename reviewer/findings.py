@@ -1,0 +1,149 @@
+"""The neutral data in the middle: what producers (the agent) and reporters share.
+
+Nothing here does I/O. A `Finding` is what the model reported, plus what the pipeline
+learned about it (its fingerprint, and whether it can sit inline on the diff); a
+`ReviewResult` is the whole outcome of one review, complete or not.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Literal
+
+
+class Severity(StrEnum):
+    CRITICAL = "critical"
+    HIGH = "high"
+    MEDIUM = "medium"
+    LOW = "low"
+    INFO = "info"
+
+    @property
+    def rank(self) -> int:
+        """Higher is more severe: critical 4 ... info 0."""
+        return _RANKS[self]
+
+    def at_least(self, other: Severity) -> bool:
+        return self.rank >= other.rank
+
+
+_RANKS = {
+    Severity.CRITICAL: 4,
+    Severity.HIGH: 3,
+    Severity.MEDIUM: 2,
+    Severity.LOW: 1,
+    Severity.INFO: 0,
+}
+
+CATEGORIES = ("bug", "security", "performance", "maintainability", "style", "docs", "tests")
+Side = Literal["RIGHT", "LEFT"]
+Placement = Literal["inline", "summary"]
+
+
+@dataclass(frozen=True)
+class Finding:
+    path: str
+    line: int
+    severity: Severity
+    title: str
+    body: str
+    end_line: int | None = None
+    side: Side = "RIGHT"
+    category: str | None = None
+    suggestion: str | None = None
+    # Set by the pipeline, not the model:
+    fingerprint: str = ""
+    placement: Placement = "summary"
+    # Why a finding could not be inline (e.g. "line 80 is not part of the diff").
+    placement_note: str = ""
+
+    @property
+    def inline(self) -> bool:
+        return self.placement == "inline"
+
+    @property
+    def last_line(self) -> int:
+        return self.end_line or self.line
+
+
+def fingerprint(path: str, title: str, anchor_text: str, category: str | None = None) -> str:
+    """A stable id for a finding that does not depend on its line number.
+
+    It hashes the file, the kind of problem (category and normalized title) and the code the
+    finding is anchored on (whitespace folded), so a push that moves the code keeps the id,
+    and a push that changes the code gives a new one.
+    """
+    normalized_title = re.sub(r"[^a-z0-9]+", " ", title.lower()).strip()
+    code = " ".join(anchor_text.split())
+    digest = hashlib.sha256(
+        "\x1f".join((path, category or "", normalized_title, code)).encode("utf-8")
+    ).hexdigest()
+    return digest[:16]
+
+
+@dataclass(frozen=True)
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    requests: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+            self.requests + other.requests,
+        )
+
+
+@dataclass(frozen=True)
+class FileCoverage:
+    """A changed file and whether the review covered it; `reason` says why not."""
+
+    path: str
+    status: str
+    reviewed: bool
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class ReviewResult:
+    status: Literal["complete", "incomplete"]
+    summary: str
+    findings: tuple[Finding, ...]
+    model: str
+    base: str
+    head: str
+    files: tuple[FileCoverage, ...] = ()
+    usage: Usage = field(default_factory=Usage)
+    duration_seconds: float = 0.0
+    tool_calls: int = 0
+    turns: int = 0
+    # Why the review is incomplete (budget, error), for every report to say.
+    incomplete_reason: str = ""
+
+    @property
+    def complete(self) -> bool:
+        return self.status == "complete"
+
+    def highest_severity(self) -> Severity | None:
+        if not self.findings:
+            return None
+        return max((f.severity for f in self.findings), key=lambda s: s.rank)
+
+    def counts(self) -> dict[Severity, int]:
+        counts = dict.fromkeys(Severity, 0)
+        for finding in self.findings:
+            counts[finding.severity] += 1
+        return counts
+
+
+def sort_findings(findings: list[Finding] | tuple[Finding, ...]) -> list[Finding]:
+    """Most severe first, then by file and line: the order every report uses."""
+    return sorted(findings, key=lambda f: (-f.severity.rank, f.path, f.line, f.title))
