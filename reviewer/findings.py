@@ -59,6 +59,8 @@ class Finding:
     placement: Placement = "summary"
     # Why a finding could not be inline (e.g. "line 80 is not part of the diff").
     placement_note: str = ""
+    # The code the finding points at (lines line..end_line of its side), for reports.
+    code: str = ""
 
     @property
     def inline(self) -> bool:
