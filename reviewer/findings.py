@@ -129,6 +129,9 @@ class ReviewResult:
     turns: int = 0
     # Why the review is incomplete (budget, error), for every report to say.
     incomplete_reason: str = ""
+    # Findings kept out of the reported list by min_severity or max_findings: annotated,
+    # not dropped, so a report can still count or list them.
+    suppressed: tuple[Finding, ...] = ()
 
     @property
     def complete(self) -> bool:
