@@ -22,6 +22,7 @@ _PASSED_THROUGH = ("PATH", "HOME", "XDG_CONFIG_HOME", "SYSTEMROOT", "TMPDIR")
 _SAFE_CONFIG = (
     "core.fsmonitor=false",
     "core.pager=cat",
+    "core.quotePath=false",
     "color.ui=false",
     "grep.column=false",
     "grep.fullName=true",
