@@ -35,6 +35,58 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"reviewer {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
+    review = commands.add_parser(
+        "review",
+        help="review a branch against its base (or uncommitted changes) with the model",
+        description=(
+            "Review the change merge-base(BASE, HEAD)..HEAD with the model and print or write "
+            "reports. Exit 0: complete, nothing at or above --fail-on; 1: findings at or above "
+            "--fail-on; 2: the review could not be completed."
+        ),
+    )
+    review.add_argument(
+        "--repo", type=Path, default=Path("."), help="repository folder (default: current)"
+    )
+    review.add_argument(
+        "--base", help="base revision (default: origin/HEAD, else main, else master)"
+    )
+    review.add_argument("--head", help="head revision to review (default: HEAD)")
+    review.add_argument(
+        "--uncommitted",
+        action="store_true",
+        help="review the working tree against HEAD (or --base) instead of a commit",
+    )
+    review.add_argument(
+        "--format",
+        action="append",
+        metavar="FORMAT[=FILE]",
+        help="terminal, markdown, json or sarif; repeat for several (default: terminal)",
+    )
+    review.add_argument(
+        "--output",
+        action="append",
+        metavar="FILE",
+        help="file for the format given in the same position ('-' for stdout)",
+    )
+    review.add_argument(
+        "--fail-on",
+        choices=["critical", "high", "medium", "low", "info", "none"],
+        help="exit 1 when a finding is at or above this severity (default: none)",
+    )
+    review.add_argument("--model", help="model name (or REVIEWER_MODEL)")
+    review.add_argument(
+        "--config", type=Path, help="settings file to use instead of the repository's"
+    )
+    review.add_argument("--transcript", type=Path, help="write every message and tool call here")
+    review.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    review.add_argument(
+        "--color",
+        choices=["auto", "always", "never"],
+        default="auto",
+        help="colour in the terminal report (default: auto)",
+    )
+    review.set_defaults(handler=_review_command)
+
     tool = commands.add_parser(
         "tool",
         help="run one sandboxed tool and print exactly what the model would see",
@@ -69,6 +121,60 @@ def _add_revision_options(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="read the working tree as it is on disk, uncommitted changes included",
     )
+
+
+def _review_command(args: argparse.Namespace) -> int:
+    from reviewer.progress import Progress
+    from reviewer.report import write_report, write_transcript
+    from reviewer.review import ReviewRequest, run_review
+
+    outputs = _report_outputs(args.format or [], args.output or [])
+    progress = Progress(enabled=not args.quiet)
+    try:
+        review = run_review(
+            ReviewRequest(
+                repo=args.repo,
+                base=args.base,
+                head=args.head,
+                uncommitted=args.uncommitted,
+                flags={"model": args.model, "fail_on": args.fail_on},
+                config_path=args.config,
+            ),
+            events=progress,
+        )
+    finally:
+        progress.done()
+    result = review.result
+    color = args.color == "always" or (args.color == "auto" and sys.stdout.isatty())
+    for report_format, path in outputs:
+        write_report(result, report_format, path, color=color and path == "-")
+    if args.transcript:
+        write_transcript(review.transcript, args.transcript)
+    if not result.complete:
+        print(f"reviewer: error: review incomplete: {result.incomplete_reason}", file=sys.stderr)
+        return int(ExitCode.INCOMPLETE)
+    if any(review.settings.fails(f.severity) for f in result.findings):
+        return int(ExitCode.FINDINGS)
+    return int(ExitCode.OK)
+
+
+def _report_outputs(formats: list[str], outputs: list[str]) -> list[tuple[str, str]]:
+    """Pair each --format with its file: `FORMAT=FILE`, else the --output at its position."""
+    from reviewer.report import FORMATS
+
+    if len(outputs) > max(len(formats), 1):
+        raise ReviewerError("more --output than --format options; give one --format per file")
+    pairs = []
+    for index, item in enumerate(formats or ["terminal"]):
+        name, _, path = item.partition("=")
+        if not path:
+            path = outputs[index] if index < len(outputs) else "-"
+        if name not in FORMATS:
+            raise ReviewerError(f"unknown --format '{name}'; choose from {', '.join(FORMATS)}")
+        pairs.append((name, path))
+    if sum(1 for _, path in pairs if path == "-") > 1:
+        raise ReviewerError("only one report can go to stdout; give the others a file")
+    return pairs
 
 
 def _run_tool_command(args: argparse.Namespace) -> int:

@@ -1,0 +1,340 @@
+"""The agent loop: the model investigates with the tools until it calls `submit_review`, or a
+budget (turns, tool calls, tokens, wall time) runs out.
+
+The loop never trusts the model: tool calls run in the sandbox, malformed calls and invalid
+findings go back as errors to fix, identical calls are answered from the first result, and
+the conversation is kept inside the context window by shortening old tool results first.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from pydantic import ValidationError
+
+from reviewer.config import Settings
+from reviewer.errors import ToolError
+from reviewer.findings import Usage
+from reviewer.llm import ChatModel, ContextLengthError, ModelError, Reply, ToolCall
+from reviewer.redact import Redactor
+from reviewer.submission import SUBMIT_REVIEW, FindingIn, SubmitReview, submit_review_schema
+from reviewer.tokens import estimate_message_tokens, estimate_request_tokens
+from reviewer.tools import parse_arguments, run_tool, tool_schemas
+from reviewer.workspace import Workspace
+
+# Room kept free in the context window for the model's reply when max_output_tokens is unset.
+_REPLY_RESERVE_TOKENS = 4096
+_SHORTENED_CHARS = 400
+_SHORTENED_NOTE = "\n[Shortened to keep the conversation within the context window; call the tool again if you need the rest.]"  # noqa: E501
+# When this share of a budget is used, the model is told to finish.
+_WRAP_UP_SHARE = 0.85
+
+# Checks a submission against the repository: {finding number (1-based): problem}, and
+# 0 for a problem with the submission as a whole.
+Validator = Callable[[SubmitReview], dict[int, str]]
+
+
+class AgentEvents(Protocol):
+    def turn_started(self, turn: int, usage: Usage, tool_calls: int) -> None: ...
+    def tool_called(self, name: str, arguments: str, cached: bool) -> None: ...
+    def retrying(self, reason: str, delay: float) -> None: ...
+
+
+@dataclass
+class AgentOutcome:
+    submission: SubmitReview | None
+    usage: Usage
+    turns: int
+    tool_calls: int
+    # Why the loop stopped without a valid submission ('' when it has one).
+    stop_reason: str = ""
+    # The valid findings of a rejected submission, kept when the review ends incomplete.
+    unverified_findings: list[FindingIn] = field(default_factory=list)
+    last_text: str = ""
+    transcript: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class Agent:
+    model: ChatModel
+    workspace: Workspace
+    settings: Settings
+    validate: Validator
+    redactor: Redactor
+    events: AgentEvents | None = None
+    clock: Callable[[], float] = time.monotonic
+
+    def run(self, system: str, task: str) -> AgentOutcome:
+        return _Run(self, system, task).loop()
+
+
+class _Run:
+    """The state of one loop; kept apart from the Agent so an Agent can be reused."""
+
+    def __init__(self, agent: Agent, system: str, task: str) -> None:
+        self.agent = agent
+        self.settings = agent.settings
+        self.tools = [*tool_schemas(), submit_review_schema()]
+        self.messages: list[dict[str, Any]] = [
+            {"role": "system", "content": system},
+            {"role": "user", "content": task},
+        ]
+        self.transcript: list[dict[str, Any]] = [
+            {"type": "message", "message": m} for m in self.messages
+        ]
+        self.usage = Usage()
+        self.turns = 0
+        self.tool_calls = 0
+        self.cache: dict[str, str] = {}
+        self.shortened: set[int] = set()
+        self.warned = False
+        # Turns in which the model still asked for tools after the tool budget was spent.
+        self.turns_past_tool_budget = 0
+        self.last_text = ""
+        self.unverified: list[FindingIn] = []
+        self.started = agent.clock()
+        self.deadline = self.started + self.settings.max_seconds
+
+    # --- the loop ------------------------------------------------------------------------
+
+    def loop(self) -> AgentOutcome:
+        while True:
+            reason = self._budget_spent()
+            if reason:
+                return self._outcome(None, reason)
+            if self.agent.events:
+                self.agent.events.turn_started(self.turns + 1, self.usage, self.tool_calls)
+            try:
+                reply = self._ask()
+            except ModelError as exc:
+                return self._outcome(None, f"the model failed: {exc}")
+            if reply is None:
+                return self._outcome(
+                    None, "the conversation no longer fits the model's context window"
+                )
+            self.turns += 1
+            self.usage = self.usage + reply.usage
+            self.messages.append(reply.assistant_message())
+            self._record("reply", reply.assistant_message(), usage=reply.usage)
+            if reply.content:
+                self.last_text = reply.content
+            if not reply.tool_calls:
+                self._nudge(reply)
+                continue
+            submission = self._answer_calls(reply.tool_calls)
+            if submission is not None:
+                return self._outcome(submission, "")
+            if self.tool_calls > self.settings.max_tool_calls:
+                self.turns_past_tool_budget += 1
+            self._maybe_warn()
+
+    def _ask(self) -> Reply | None:
+        """One model request that fits the window; None when nothing more can be shortened."""
+        for _attempt in range(2):
+            if not self._fit_context():
+                return None
+            try:
+                return self.agent.model.complete(self.messages, self.tools, self.deadline)
+            except ContextLengthError:
+                # The estimate was low for this model: shorten everything old and try once more.
+                if not self._shorten_all():
+                    raise
+        return None
+
+    def _answer_calls(self, calls: tuple[ToolCall, ...]) -> SubmitReview | None:
+        accepted: SubmitReview | None = None
+        for call in calls:
+            if call.name == SUBMIT_REVIEW:
+                text, accepted_now = self._submit(call)
+                accepted = accepted or accepted_now
+            else:
+                text = self._run_tool(call)
+            self.messages.append({"role": "tool", "tool_call_id": call.id, "content": text})
+            self._record(
+                "tool_result", {"tool_call_id": call.id, "name": call.name, "content": text}
+            )
+        return accepted
+
+    def _run_tool(self, call: ToolCall) -> str:
+        arguments = call.arguments_json()
+        key = _cache_key(call)
+        self.tool_calls += 1
+        if key in self.cache:
+            if self.agent.events:
+                self.agent.events.tool_called(call.name, arguments, True)
+            return "[Same call as before; this is its earlier answer.]\n" + self.cache[key]
+        if self.tool_calls > self.settings.max_tool_calls:
+            return (
+                f"Error: the tool-call budget ({self.settings.max_tool_calls}) is spent; "
+                "call submit_review now with what you have."
+            )
+        if self.agent.events:
+            self.agent.events.tool_called(call.name, arguments, False)
+        result = run_tool(call.name, call.arguments, self.agent.workspace, self.agent.redactor)
+        self.cache[key] = result.text
+        return result.text
+
+    def _submit(self, call: ToolCall) -> tuple[str, SubmitReview | None]:
+        try:
+            submission = SubmitReview.model_validate(parse_arguments(call.arguments))
+        except ToolError as exc:
+            return f"Error: submit_review: {exc}", None
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()[:10]
+            )
+            return (
+                f"Error: submit_review arguments are invalid: {problems}. Fix and call again.",
+                None,
+            )
+        problems = self.agent.validate(submission)
+        if problems:
+            self.unverified = [
+                f for index, f in enumerate(submission.findings, 1) if index not in problems
+            ]
+            self.last_text = submission.summary or self.last_text
+            listed = "; ".join(
+                f"finding {n} ({_where(submission.findings[n - 1])}): {text}" if n else text
+                for n, text in sorted(problems.items())
+            )
+            return (
+                f"Error: submit_review was not accepted: {listed}. Fix these findings (or drop "
+                "them) and call submit_review again with the complete list.",
+                None,
+            )
+        return "Review received.", submission
+
+    # --- budgets and context ---------------------------------------------------------------
+
+    def _budget_spent(self) -> str:
+        settings = self.settings
+        if self.turns >= settings.max_turns:
+            return f"the turn budget ({settings.max_turns} model requests) was spent"
+        if self.usage.total_tokens >= settings.max_tokens:
+            return f"the token budget ({settings.max_tokens:,} tokens) was spent"
+        if self.agent.clock() >= self.deadline:
+            return f"the time budget ({settings.max_seconds:.0f} s) was spent"
+        if self.turns_past_tool_budget > 2:
+            return f"the tool-call budget ({settings.max_tool_calls} calls) was spent"
+        return ""
+
+    def _maybe_warn(self) -> None:
+        if self.warned:
+            return
+        settings = self.settings
+        shares = (
+            (self.turns + 1) / settings.max_turns,
+            self.tool_calls / max(settings.max_tool_calls, 1),
+            self.usage.total_tokens / settings.max_tokens,
+            (self.agent.clock() - self.started) / settings.max_seconds,
+        )
+        if max(shares) >= _WRAP_UP_SHARE or self.turns + 1 >= settings.max_turns:
+            self.warned = True
+            self._say(
+                "Your budget for this review is nearly spent. Stop investigating and call "
+                "submit_review now with the findings you have."
+            )
+
+    def _nudge(self, reply: Reply) -> None:
+        if reply.finish_reason == "length":
+            text = (
+                "Your reply was cut off at the output limit. Keep it short: call a tool, or "
+                "call submit_review with a brief summary."
+            )
+        elif not reply.content.strip():
+            text = "Your reply was empty. Call a tool to investigate, or call submit_review."
+        else:
+            text = (
+                "Answer by calling a tool. When you are done, call submit_review with your "
+                "summary and findings; plain text is not read as a review."
+            )
+        self._say(text)
+
+    def _say(self, text: str) -> None:
+        message = {"role": "user", "content": text}
+        self.messages.append(message)
+        self._record("message", message)
+
+    def _fit_context(self) -> bool:
+        reserve = self.settings.max_output_tokens or _REPLY_RESERVE_TOKENS
+        limit = self.settings.context_window - reserve
+        size = estimate_request_tokens(self.messages, self.tools)
+        # Oldest first; the latest round of tool results is what the model is working on.
+        last_assistant = max(
+            (i for i, m in enumerate(self.messages) if m["role"] == "assistant"), default=0
+        )
+        for index, message in enumerate(self.messages):
+            if size <= limit:
+                return True
+            if index >= last_assistant or not self._shortenable(index, message):
+                continue
+            before = estimate_message_tokens(message)
+            self._shorten(index)
+            size -= before - estimate_message_tokens(self.messages[index])
+        return size <= limit
+
+    def _shorten_all(self) -> bool:
+        changed = False
+        for index, message in enumerate(self.messages):
+            if self._shortenable(index, message):
+                self._shorten(index)
+                changed = True
+        return changed
+
+    def _shortenable(self, index: int, message: dict[str, Any]) -> bool:
+        return (
+            message["role"] == "tool"
+            and index not in self.shortened
+            and len(message["content"]) > _SHORTENED_CHARS + len(_SHORTENED_NOTE)
+        )
+
+    def _shorten(self, index: int) -> None:
+        message = self.messages[index]
+        self.messages[index] = {
+            **message,
+            "content": message["content"][:_SHORTENED_CHARS] + _SHORTENED_NOTE,
+        }
+        self.shortened.add(index)
+
+    # --- results -----------------------------------------------------------------------
+
+    def _record(self, kind: str, payload: dict[str, Any], usage: Usage | None = None) -> None:
+        entry: dict[str, Any] = {
+            "type": kind,
+            "elapsed": round(self.agent.clock() - self.started, 3),
+        }
+        entry["message" if kind != "tool_result" else "result"] = payload
+        if usage is not None:
+            entry["usage"] = {
+                "prompt_tokens": usage.prompt_tokens,
+                "completion_tokens": usage.completion_tokens,
+            }
+        self.transcript.append(entry)
+
+    def _outcome(self, submission: SubmitReview | None, reason: str) -> AgentOutcome:
+        return AgentOutcome(
+            submission=submission,
+            usage=self.usage,
+            turns=self.turns,
+            tool_calls=self.tool_calls,
+            stop_reason=reason,
+            unverified_findings=self.unverified if submission is None else [],
+            last_text=self.last_text,
+            transcript=self.transcript,
+        )
+
+
+def _where(finding: FindingIn) -> str:
+    return f"{finding.path}:{finding.line}"
+
+
+def _cache_key(call: ToolCall) -> str:
+    try:
+        arguments: Any = parse_arguments(call.arguments)
+    except ToolError:
+        arguments = call.arguments_json()
+    return call.name + "\x00" + json.dumps(arguments, sort_keys=True, default=str)

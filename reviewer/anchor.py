@@ -1,0 +1,104 @@
+"""Checking findings against the diff: each becomes inline (on a line GitHub accepts a comment
+on) or summary-only, with the reason. None is dropped; duplicates within a run are merged.
+"""
+
+from __future__ import annotations
+
+from reviewer.diff import Change, DiffLine, FileChange
+from reviewer.errors import ToolError
+from reviewer.findings import Finding, Severity, fingerprint, sort_findings
+from reviewer.submission import FindingIn, LineCounter
+
+MAX_EXCERPT_LINES = 12
+
+
+def place(finding: FindingIn, change: Change, counter: LineCounter) -> Finding:
+    """The Finding for what the model reported: anchored, excerpted and fingerprinted."""
+    file = change.file(finding.path)
+    line, end_line = finding.line, finding.end_line
+    if end_line == line:
+        end_line = None
+    placement, note = "summary", ""
+    if file is None:
+        note = f"'{finding.path}' is not changed by this review"
+    else:
+        placement, note, end_line = _placement(finding, file, end_line)
+    code = _excerpt(finding, file, counter)
+    return Finding(
+        path=finding.path,
+        line=line,
+        end_line=end_line,
+        side=finding.side,
+        severity=finding.severity,
+        category=finding.category,
+        title=finding.title,
+        body=finding.body.strip(),
+        suggestion=finding.suggestion,
+        fingerprint=fingerprint(finding.path, finding.title, code, finding.category),
+        placement=placement,  # type: ignore[arg-type]
+        placement_note=note,
+        code=code,
+    )
+
+
+def _placement(
+    finding: FindingIn, file: FileChange, end_line: int | None
+) -> tuple[str, str, int | None]:
+    side = finding.side
+    hunk = file.hunk_at(finding.line, side)
+    if hunk is None:
+        return "summary", f"line {finding.line} is not part of the diff", end_line
+    if end_line is None:
+        return "inline", "", None
+    # GitHub takes a multi-line comment only when both ends sit in the same hunk.
+    numbers = [n for dl in hunk.lines if (n := _number(dl, side)) is not None]
+    last_in_hunk = max(numbers)
+    if end_line <= last_in_hunk:
+        return "inline", "", end_line
+    if finding.suggestion is not None:
+        # A suggestion replaces exactly line..end_line: it cannot be cut to fit the hunk.
+        return "summary", f"lines {finding.line}-{end_line} reach beyond the diff hunk", end_line
+    clamped = last_in_hunk if last_in_hunk > finding.line else None
+    note = f"reported as lines {finding.line}-{end_line}; the comment covers the changed part"
+    return "inline", note, clamped
+
+
+def _number(diff_line: DiffLine, side: str) -> int | None:
+    return diff_line.new_line if side == "RIGHT" else diff_line.old_line
+
+
+def _excerpt(finding: FindingIn, file: FileChange | None, counter: LineCounter) -> str:
+    last = min(finding.end_line or finding.line, finding.line + MAX_EXCERPT_LINES - 1)
+    if finding.side == "LEFT":
+        if file is None:
+            return ""
+        texts = [file.line(n, "LEFT") for n in range(finding.line, last + 1)]
+        return "\n".join(dl.text for dl in texts if dl is not None)
+    try:
+        lines = counter.lines(finding.path)
+    except ToolError:
+        return ""
+    return "\n".join(lines[finding.line - 1 : last])
+
+
+def merge_duplicates(findings: list[Finding]) -> list[Finding]:
+    """One finding per fingerprint; the most severe (then the first) wins."""
+    kept: dict[str, Finding] = {}
+    for finding in findings:
+        current = kept.get(finding.fingerprint)
+        if current is None or finding.severity.rank > current.severity.rank:
+            kept[finding.fingerprint] = finding
+    return sort_findings(list(kept.values()))
+
+
+def split_reported(
+    findings: list[Finding], min_severity: Severity, max_findings: int
+) -> tuple[list[Finding], list[Finding]]:
+    """(reported, suppressed): below min_severity, or past max_findings, is suppressed."""
+    reported, suppressed = [], []
+    for finding in sort_findings(findings):
+        if not finding.severity.at_least(min_severity) or len(reported) >= max_findings:
+            suppressed.append(finding)
+        else:
+            reported.append(finding)
+    return reported, suppressed

@@ -1,0 +1,200 @@
+"""Settings: CLI flags, then environment, then the repository's config file, then defaults.
+
+Everything is validated once into a frozen model. Unknown keys are an error that names the
+key and where it came from. The repository's config file is read from the *base* revision,
+so a change under review cannot rewrite the rules it is judged by.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+
+from reviewer.errors import ReviewerError
+from reviewer.findings import Severity
+from reviewer.gitcmd import run_git
+
+CONFIG_FILE = ".reviewer.toml"
+PYPROJECT = "pyproject.toml"
+ENV_PREFIX = "REVIEWER_"
+FailOn = Literal["critical", "high", "medium", "low", "info", "none"]
+
+
+class Settings(BaseModel):
+    """Every setting of a review. Field names are the config-file keys."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    # The model and its endpoint.
+    model: str | None = Field(None, description="Model name the endpoint serves.")
+    base_url: str | None = Field(None, description="OpenAI-compatible endpoint (with /v1).")
+    api_key: SecretStr | None = Field(None, description="API key; any value for local servers.")
+    temperature: float | None = Field(None, ge=0, le=2)
+    max_output_tokens: int | None = Field(None, ge=1, description="Per reply; omitted if unset.")
+    request_timeout: float = Field(180.0, gt=0, description="Seconds for one model request.")
+    max_retries: int = Field(4, ge=0, le=20, description="Retries of a transient model error.")
+    context_window: int = Field(128_000, ge=4_000, description="The model's context, tokens.")
+
+    # What to review and how.
+    include: tuple[str, ...] = Field((), description="Globs of files to review (all if empty).")
+    exclude: tuple[str, ...] = Field((), description="Globs of files never to review.")
+    instructions: str = Field("", description="Extra review instructions for the model.")
+    path_instructions: dict[str, str] = Field(
+        default_factory=dict, description="Glob -> instructions for matching changed files."
+    )
+    min_severity: Severity = Field(Severity.INFO, description="Findings below are suppressed.")
+    max_findings: int = Field(50, ge=0, description="Findings over this are suppressed.")
+    fail_on: FailOn = Field("none", description="Exit 1 when a finding is at or above this.")
+
+    # Budgets of the agent loop.
+    max_turns: int = Field(40, ge=1, description="Model requests per review.")
+    max_tool_calls: int = Field(120, ge=0, description="Tool calls per review.")
+    max_tokens: int = Field(2_000_000, ge=1_000, description="Prompt+completion tokens in all.")
+    max_seconds: float = Field(900.0, gt=0, description="Wall time of the review, seconds.")
+
+    @field_validator("include", "exclude", mode="before")
+    @classmethod
+    def _one_glob_is_a_list(cls, value: Any) -> Any:
+        return (value,) if isinstance(value, str) else value
+
+    def fails(self, severity: Severity) -> bool:
+        return self.fail_on != "none" and severity.at_least(Severity(self.fail_on))
+
+
+_ENV_ALIASES = {"OPENAI_BASE_URL": "base_url", "OPENAI_API_KEY": "api_key"}
+
+
+@dataclass(frozen=True)
+class Layer:
+    """One source of settings and where it came from, for error messages."""
+
+    source: str
+    values: Mapping[str, Any]
+
+
+def environment_layer(environ: Mapping[str, str]) -> Layer:
+    values: dict[str, Any] = {}
+    for name, key in _ENV_ALIASES.items():
+        if environ.get(name):
+            values[key] = environ[name]
+    for name, value in environ.items():
+        if name.startswith(ENV_PREFIX) and value != "":
+            key = name[len(ENV_PREFIX) :].lower()
+            values[key] = _env_value(key, value)
+    return Layer("the environment (REVIEWER_*)", values)
+
+
+def _env_value(key: str, value: str) -> Any:
+    if key in ("include", "exclude"):
+        return tuple(part.strip() for part in value.replace("\n", ",").split(",") if part.strip())
+    return value
+
+
+def config_file_layer(root: Path, revision: str | None) -> Layer | None:
+    """`.reviewer.toml`, else `[tool.reviewer]` of `pyproject.toml`, at `revision`.
+
+    `revision` None reads the files on disk (a review of uncommitted work has no base
+    commit other than HEAD, which is then what is read).
+    """
+    for name in (CONFIG_FILE, PYPROJECT):
+        text = _read_at(root, name, revision)
+        if text is None:
+            continue
+        where = f"{name} at {revision[:12]}" if revision else name
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise ReviewerError(f"{where} is not valid TOML: {exc}") from exc
+        if name == PYPROJECT:
+            data = data.get("tool", {}).get("reviewer")
+            if data is None:
+                continue
+            where = f"[tool.reviewer] in {where}"
+        return Layer(where, data)
+    return None
+
+
+def explicit_file_layer(path: Path) -> Layer:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ReviewerError(f"--config: cannot read '{path}': {exc.strerror}") from exc
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ReviewerError(f"--config: '{path}' is not valid TOML: {exc}") from exc
+    if path.name == PYPROJECT:
+        data = data.get("tool", {}).get("reviewer", {})
+    return Layer(str(path), data)
+
+
+def _read_at(root: Path, name: str, revision: str | None) -> str | None:
+    if revision is None:
+        path = root / name
+        return path.read_text(encoding="utf-8") if path.is_file() else None
+    proc = run_git(root, ["show", f"{revision}:{name}"], check=False)
+    if proc.returncode != 0:
+        return None
+    return proc.stdout.decode("utf-8", "replace")
+
+
+def resolve_settings(layers: list[Layer | None]) -> Settings:
+    """Merge layers, highest priority first, and validate once."""
+    known = set(Settings.model_fields)
+    merged: dict[str, Any] = {}
+    origin: dict[str, str] = {}
+    for layer in reversed([layer for layer in layers if layer is not None]):
+        for key, value in layer.values.items():
+            if key not in known:
+                raise ReviewerError(
+                    f"unknown setting '{key}' in {layer.source}; known settings: "
+                    f"{', '.join(sorted(known))}"
+                )
+            merged[key] = value
+            origin[key] = layer.source
+    try:
+        return Settings.model_validate(merged)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        key = str(error["loc"][0]) if error["loc"] else "?"
+        raise ReviewerError(
+            f"invalid setting '{key}' in {origin.get(key, 'the settings')}: {error['msg']}"
+        ) from exc
+
+
+def load_settings(
+    *,
+    flags: Mapping[str, Any],
+    root: Path,
+    config_revision: str | None,
+    config_path: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Settings:
+    file_layer = (
+        explicit_file_layer(config_path)
+        if config_path
+        else config_file_layer(root, config_revision)
+    )
+    cli = Layer("the command line", {k: v for k, v in flags.items() if v is not None})
+    env = environment_layer(os.environ if environ is None else environ)
+    return resolve_settings([cli, env, file_layer])
+
+
+def require_model_settings(settings: Settings) -> None:
+    """The one-line error a user sees when the model is not configured."""
+    missing = []
+    if not settings.model:
+        missing.append("the model name (--model or REVIEWER_MODEL)")
+    if settings.api_key is None:
+        missing.append("the API key (OPENAI_API_KEY; any value works for a local server)")
+    if missing:
+        endpoint = (
+            "" if settings.base_url else "; for a server other than OpenAI set OPENAI_BASE_URL"
+        )
+        raise ReviewerError("missing " + " and ".join(missing) + endpoint)

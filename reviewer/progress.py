@@ -1,0 +1,68 @@
+"""What the user sees on stderr while the model works: turns, tool calls, tokens, time.
+
+On a terminal one status line is redrawn in place; in a log (CI) each turn is one line, so
+the log stays readable.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import TextIO
+
+from reviewer.findings import Usage
+
+_MAX_ARGS_SHOWN = 90
+
+
+class Progress:
+    def __init__(self, stream: TextIO | None = None, *, enabled: bool = True) -> None:
+        self.stream = stream or sys.stderr
+        self.enabled = enabled
+        self.live = enabled and self.stream.isatty()
+        self.started = time.monotonic()
+        self.turn = 0
+        self.usage = Usage()
+        self.tool_calls = 0
+
+    def turn_started(self, turn: int, usage: Usage, tool_calls: int) -> None:
+        self.turn, self.usage, self.tool_calls = turn, usage, tool_calls
+        self._status("waiting for the model")
+
+    def tool_called(self, name: str, arguments: str, cached: bool) -> None:
+        self.tool_calls += 1
+        shown = " ".join(arguments.split())
+        if len(shown) > _MAX_ARGS_SHOWN:
+            shown = shown[: _MAX_ARGS_SHOWN - 1] + "…"
+        self._status(f"{name} {shown}{' (repeat)' if cached else ''}")
+
+    def retrying(self, reason: str, delay: float) -> None:
+        self._line(f"model endpoint: {reason}; retrying in {delay:.1f} s")
+
+    def done(self) -> None:
+        if self.live:
+            self.stream.write("\r\x1b[2K")
+            self.stream.flush()
+
+    def _status(self, activity: str) -> None:
+        if not self.enabled:
+            return
+        elapsed = time.monotonic() - self.started
+        text = (
+            f"reviewer: turn {self.turn} · {self.tool_calls} tool calls · "
+            f"{self.usage.total_tokens:,} tokens · {elapsed:.0f}s · {activity}"
+        )
+        if self.live:
+            width = 118
+            self.stream.write("\r\x1b[2K" + text[:width])
+            self.stream.flush()
+        else:
+            self._line(text[len("reviewer: ") :])
+
+    def _line(self, text: str) -> None:
+        if not self.enabled:
+            return
+        if self.live:
+            self.stream.write("\r\x1b[2K")
+        self.stream.write(f"reviewer: {text}\n")
+        self.stream.flush()

@@ -1,0 +1,110 @@
+"""Reporters: one module per output format, all fed the same `ReviewResult`.
+
+Each format is a pure function `render_<format>(result, **options) -> str`; `write_report` is
+the one place a report reaches a file (or stdout). Options a format does not take are ignored
+by `render`/`write_report`, so a caller can pass one set (say `color=`) to every format.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Callable, Iterable, Mapping
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from reviewer.errors import ReviewerError
+from reviewer.findings import ReviewResult
+from reviewer.report.json_report import parse_json, render_json, report_schema
+from reviewer.report.markdown import render_markdown
+from reviewer.report.mdtext import fence, inline_code, neutralize
+from reviewer.report.sarif import render_sarif
+from reviewer.report.terminal import render_terminal
+
+Renderer = Callable[..., str]
+
+FORMATS: dict[str, Renderer] = {
+    "terminal": render_terminal,
+    "markdown": render_markdown,
+    "json": render_json,
+    "sarif": render_sarif,
+}
+
+# The usual file name ending of each format, for callers that pick file names.
+EXTENSIONS = {"terminal": ".txt", "markdown": ".md", "json": ".json", "sarif": ".sarif"}
+
+
+def render(result: ReviewResult, format: str, **options: Any) -> str:
+    """The report in `format`; options that format does not take are left out."""
+    renderer = FORMATS.get(format)
+    if renderer is None:
+        raise ReviewerError(f"unknown report format '{format}'; choose from {', '.join(FORMATS)}")
+    accepted = _options_of(renderer)
+    return renderer(result, **{k: v for k, v in options.items() if k in accepted})
+
+
+def write_report(result: ReviewResult, format: str, path: str | Path, **options: Any) -> None:
+    """Render `format` and write it to `path` (`-` for stdout), creating folders as needed."""
+    write_text(render(result, format, **options), path)
+
+
+def write_transcript(transcript: Iterable[Mapping[str, Any]], path: str | Path) -> None:
+    """The agent's messages and tool calls, one JSON object a line (JSON Lines)."""
+    lines = (json.dumps(entry, ensure_ascii=False, sort_keys=True) for entry in transcript)
+    write_text("".join(line + "\n" for line in lines), path)
+
+
+def write_text(text: str, path: str | Path) -> None:
+    """Write `text` as UTF-8 to `path`, or to stdout for `-`.
+
+    A file is replaced in one step (written beside it, then renamed), so a reader such as a CI
+    upload step never sees half a report.
+    """
+    if str(path) == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    target = Path(path)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        handle, temp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
+                out.write(text)
+            # mkstemp makes the file private (0600); a report is meant to be read by others.
+            os.chmod(temp, 0o644)
+            os.replace(temp, target)
+        except BaseException:
+            Path(temp).unlink(missing_ok=True)
+            raise
+    except OSError as exc:
+        raise ReviewerError(f"cannot write the report to {target}: {exc.strerror or exc}") from exc
+
+
+@cache
+def _options_of(renderer: Renderer) -> frozenset[str]:
+    parameters = inspect.signature(renderer).parameters.values()
+    return frozenset(p.name for p in parameters if p.kind is inspect.Parameter.KEYWORD_ONLY)
+
+
+__all__ = [
+    "EXTENSIONS",
+    "FORMATS",
+    "fence",
+    "inline_code",
+    "neutralize",
+    "parse_json",
+    "render",
+    "render_json",
+    "render_markdown",
+    "render_sarif",
+    "render_terminal",
+    "report_schema",
+    "write_report",
+    "write_text",
+    "write_transcript",
+]

@@ -1,0 +1,103 @@
+"""What the reporters share: order, labels, locations, and cleaning text the model wrote.
+
+The model reads attacker-controlled text, so everything it wrote (titles, bodies, the summary,
+even paths it named) is untrusted here: terminal escapes and bidirectional-override characters
+could rewrite what a reader sees. `clean_text` makes such characters visible instead.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from reviewer.findings import Finding, ReviewResult, Severity, sort_findings
+
+# Most severe first: the order of every count table and list.
+SEVERITIES: tuple[Severity, ...] = tuple(sorted(Severity, key=lambda s: -s.rank))
+
+# Terminal and Markdown readers see text, so a control character is shown as a marker. Tab and
+# newline stay; a carriage return is a newline (Windows line ends, or an attempt to overwrite
+# the start of a line in a terminal).
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+# Trojan-source characters (CVE-2021-42574): they reorder what is displayed.
+_BIDI = re.compile(r"[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def clean_text(text: str) -> str:
+    """Untrusted text made safe to display: no escapes, no invisible reordering."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    text = _CONTROL.sub("\ufffd", text)
+    if text.isascii():  # no bidirectional controls possible: skip the scan
+        return text
+    return _BIDI.sub(lambda m: f"<U+{ord(m.group(0)):04X}>", text)
+
+
+def one_line(text: str) -> str:
+    """Text for a place that holds one line (a title, a table cell): whitespace folded."""
+    return " ".join(clean_text(text).split())
+
+
+def line_range(finding: Finding) -> str:
+    if finding.end_line and finding.end_line != finding.line:
+        return f"{finding.line}-{finding.end_line}"
+    return str(finding.line)
+
+
+def location(finding: Finding) -> str:
+    """`path:line` or `path:line-end`, the form editors and terminals can jump to."""
+    return f"{finding.path}:{line_range(finding)}"
+
+
+def group_by_file(findings: Iterable[Finding]) -> list[tuple[str, list[Finding]]]:
+    """Findings per file; files ordered by their most severe finding, then by path."""
+    groups: dict[str, list[Finding]] = {}
+    for finding in sort_findings(tuple(findings)):
+        groups.setdefault(finding.path, []).append(finding)
+    # sort_findings puts each file's most severe finding first.
+    return sorted(groups.items(), key=lambda item: (-item[1][0].severity.rank, item[0]))
+
+
+def counts_text(result: ReviewResult) -> str:
+    """The counts as `1 critical, 2 high, 0 medium, 0 low, 3 info`, or `none`."""
+    counts = result.counts()
+    if not result.findings:
+        return "none"
+    return ", ".join(f"{counts[s]} {s.value}" for s in SEVERITIES)
+
+
+def short_rev(rev: str) -> str:
+    """A full commit id cut to 12 characters; branch names and labels as they are."""
+    if len(rev) == 40 and all(c in "0123456789abcdef" for c in rev):
+        return rev[:12]
+    return rev
+
+
+def duration_text(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    minutes, secs = divmod(round(seconds), 60)
+    if minutes < 60:
+        return f"{minutes}m {secs:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h {minutes:02d}m"
+
+
+def usage_text(result: ReviewResult) -> str:
+    """One line: tokens, requests, tool calls, turns, time."""
+    usage = result.usage
+    parts = [
+        f"{usage.total_tokens:,} tokens ({usage.prompt_tokens:,} prompt + "
+        f"{usage.completion_tokens:,} completion) in {usage.requests:,} requests",
+        f"{result.tool_calls:,} tool calls",
+        f"{result.turns:,} turns",
+        duration_text(result.duration_seconds),
+    ]
+    return " · ".join(parts)
+
+
+def skipped_files(result: ReviewResult) -> list[tuple[str, str]]:
+    return [(f.path, f.reason or "not reviewed") for f in result.files if not f.reviewed]
+
+
+def reviewed_count(result: ReviewResult) -> int:
+    return sum(1 for f in result.files if f.reviewed)

@@ -1,0 +1,221 @@
+"""The JSON report: a versioned document for other programs.
+
+Its shape is a public contract. The pydantic models below are the one definition: they build
+the document, read it back (`parse_json`), and give its JSON Schema, shipped as
+reviewer/report/schema/report-v1.json. A test pins the key sets and keeps the shipped schema
+equal to the models, so any change to the shape is deliberate: adding a key is compatible
+within version 1; renaming, removing or retyping one needs version 2.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from reviewer import __version__
+from reviewer.findings import FileCoverage, Finding, ReviewResult, Severity, Usage, sort_findings
+
+FORMAT = "reviewer-report"
+VERSION = 1
+SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+
+
+class _Strict(BaseModel):
+    # Unknown keys are refused when a report is read back: a typo is not silence.
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class FindingV1(_Strict):
+    path: str = Field(description="Repository-relative path, '/'-separated.")
+    line: int = Field(ge=1, description="First line, on the side given by `side`.")
+    end_line: int | None = Field(ge=1, description="Last line of a range; null for one line.")
+    side: Literal["RIGHT", "LEFT"] = Field(
+        description="RIGHT: the new file (head); LEFT: a removed line of the base version."
+    )
+    severity: Severity
+    category: str | None = Field(
+        description="bug, security, performance, maintainability, style, docs, tests, or null."
+    )
+    title: str
+    body: str = Field(description="Markdown, as the model wrote it.")
+    suggestion: str | None = Field(
+        description="Exact replacement text for lines line..end_line; null when none."
+    )
+    fingerprint: str = Field(description="Stable id that does not depend on the line number.")
+    inline: bool = Field(description="True when the finding sits on a commentable diff line.")
+    placement_note: str = Field(description="Why it is not inline, or how it was placed.")
+    code: str = Field(description="The code the finding points at (its lines, its side).")
+
+
+class CountsV1(_Strict):
+    critical: int = Field(ge=0)
+    high: int = Field(ge=0)
+    medium: int = Field(ge=0)
+    low: int = Field(ge=0)
+    info: int = Field(ge=0)
+
+
+class FileV1(_Strict):
+    path: str
+    status: str = Field(description="added, modified, removed, renamed, ...")
+    reviewed: bool
+    reason: str = Field(description="Why the file was not reviewed; empty when it was.")
+
+
+class UsageV1(_Strict):
+    prompt_tokens: int = Field(ge=0)
+    completion_tokens: int = Field(ge=0)
+    total_tokens: int = Field(ge=0)
+    requests: int = Field(ge=0)
+
+
+class ReportV1(_Strict):
+    """A review by reviewer: its verdict, findings, coverage and cost."""
+
+    model_config = ConfigDict(title="reviewer report, version 1")
+
+    format: Literal["reviewer-report"] = Field(description="Marks the document as a report.")
+    version: Literal[1] = Field(description="Version of this document's shape.")
+    reviewer_version: str = Field(description="Version of the program that wrote it.")
+    status: Literal["complete", "incomplete"]
+    incomplete_reason: str = Field(description="Why the review is incomplete; empty if it is not.")
+    summary: str = Field(description="The model's overview, Markdown.")
+    findings: list[FindingV1] = Field(description="Most severe first, then by path and line.")
+    suppressed: list[FindingV1] = Field(
+        description="Findings kept out of `findings` by min_severity or max_findings."
+    )
+    counts: CountsV1 = Field(description="Number of `findings` of each severity.")
+    highest_severity: Severity | None
+    model: str
+    base: str
+    head: str
+    files: list[FileV1]
+    usage: UsageV1
+    duration_seconds: float = Field(ge=0)
+    tool_calls: int = Field(ge=0)
+    turns: int = Field(ge=0)
+
+
+def render_json(result: ReviewResult, *, indent: int | None = 2) -> str:
+    """The review as a version-1 JSON report; keys sorted, findings in report order."""
+    report = to_report(result)
+    return (
+        json.dumps(
+            report.model_dump(mode="json"), indent=indent, sort_keys=True, ensure_ascii=False
+        )
+        + "\n"
+    )
+
+
+def to_report(result: ReviewResult) -> ReportV1:
+    counts = result.counts()
+    highest = result.highest_severity()
+    usage = result.usage
+    return ReportV1(
+        format=FORMAT,
+        version=VERSION,
+        reviewer_version=__version__,
+        status=result.status,
+        incomplete_reason=result.incomplete_reason,
+        summary=result.summary,
+        findings=[_finding(f) for f in sort_findings(result.findings)],
+        suppressed=[_finding(f) for f in sort_findings(result.suppressed)],
+        counts=CountsV1(**{s.value: counts[s] for s in Severity}),
+        highest_severity=highest,
+        model=result.model,
+        base=result.base,
+        head=result.head,
+        files=[
+            FileV1(path=f.path, status=f.status, reviewed=f.reviewed, reason=f.reason)
+            for f in result.files
+        ],
+        usage=UsageV1(
+            prompt_tokens=usage.prompt_tokens,
+            completion_tokens=usage.completion_tokens,
+            total_tokens=usage.total_tokens,
+            requests=usage.requests,
+        ),
+        # Milliseconds are plenty, and keep the document stable across float noise.
+        duration_seconds=round(max(0.0, result.duration_seconds), 3),
+        tool_calls=result.tool_calls,
+        turns=result.turns,
+    )
+
+
+def parse_json(text: str | bytes) -> ReviewResult:
+    """A ReviewResult back from a version-1 report (to render it in another format later).
+
+    Raises pydantic.ValidationError for anything that is not a valid version-1 report.
+    """
+    report = ReportV1.model_validate_json(text)
+    return ReviewResult(
+        status=report.status,
+        summary=report.summary,
+        findings=tuple(_from_finding(f) for f in report.findings),
+        suppressed=tuple(_from_finding(f) for f in report.suppressed),
+        model=report.model,
+        base=report.base,
+        head=report.head,
+        files=tuple(
+            FileCoverage(path=f.path, status=f.status, reviewed=f.reviewed, reason=f.reason)
+            for f in report.files
+        ),
+        usage=Usage(
+            prompt_tokens=report.usage.prompt_tokens,
+            completion_tokens=report.usage.completion_tokens,
+            requests=report.usage.requests,
+        ),
+        duration_seconds=report.duration_seconds,
+        tool_calls=report.tool_calls,
+        turns=report.turns,
+        incomplete_reason=report.incomplete_reason,
+    )
+
+
+def report_schema() -> dict[str, Any]:
+    """The JSON Schema of a version-1 report (what schema/report-v1.json holds)."""
+    schema = ReportV1.model_json_schema()
+    return {"$schema": SCHEMA_DIALECT, **schema}
+
+
+def report_schema_text() -> str:
+    """The exact text of schema/report-v1.json."""
+    return json.dumps(report_schema(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def _finding(finding: Finding) -> FindingV1:
+    return FindingV1(
+        path=finding.path,
+        line=finding.line,
+        end_line=finding.end_line,
+        side=finding.side,
+        severity=finding.severity,
+        category=finding.category,
+        title=finding.title,
+        body=finding.body,
+        suggestion=finding.suggestion,
+        fingerprint=finding.fingerprint,
+        inline=finding.inline,
+        placement_note=finding.placement_note,
+        code=finding.code,
+    )
+
+
+def _from_finding(item: FindingV1) -> Finding:
+    return Finding(
+        path=item.path,
+        line=item.line,
+        end_line=item.end_line,
+        side=item.side,
+        severity=item.severity,
+        category=item.category,
+        title=item.title,
+        body=item.body,
+        suggestion=item.suggestion,
+        fingerprint=item.fingerprint,
+        placement="inline" if item.inline else "summary",
+        placement_note=item.placement_note,
+        code=item.code,
+    )

@@ -1,0 +1,275 @@
+"""The Markdown report: a CI artifact, the GitHub job summary, the base of the summary comment.
+
+Python prepares every value (neutralized: see mdtext.py) and the Jinja template arranges
+them. The whole document stays under `max_bytes` (GitHub refuses a step summary over 1 MiB);
+when it must be cut, the least important parts go first: the lists of suppressed and reviewed
+files, then the least severe findings, then the end of the summary. A note says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from pathlib import PurePosixPath
+from typing import Any
+
+import jinja2
+
+from reviewer import __version__
+from reviewer.findings import Finding, ReviewResult, Severity, sort_findings
+from reviewer.report.common import (
+    SEVERITIES,
+    clean_text,
+    line_range,
+    location,
+    reviewed_count,
+    short_rev,
+    skipped_files,
+    usage_text,
+)
+from reviewer.report.mdtext import (
+    cap_bytes,
+    cap_text,
+    fence,
+    inline_code,
+    neutralize,
+    neutralize_line,
+)
+
+DEFAULT_MAX_BYTES = 1_000_000
+# One finding or the summary must not crowd out all the others.
+MAX_BODY_CHARS = 20_000
+MAX_SUMMARY_CHARS = 60_000
+MAX_SUGGESTION_CHARS = 20_000
+# Files not reviewed listed by name once the report has to shrink.
+MAX_LISTED_SKIPPED = 200
+# One-line values (a title, a reason) are short by nature; a huge one is cut, not obeyed.
+MAX_LINE_CHARS = 1_000
+
+BADGES = {
+    Severity.CRITICAL: "🔴 Critical",
+    Severity.HIGH: "🟠 High",
+    Severity.MEDIUM: "🟡 Medium",
+    Severity.LOW: "🔵 Low",
+    Severity.INFO: "⚪ Info",
+}
+
+# File extension to the fence's language, for syntax colouring; unknown ones get none.
+_LANGUAGES = {
+    "py": "python", "pyi": "python", "js": "javascript", "jsx": "jsx", "mjs": "javascript",
+    "ts": "typescript", "tsx": "tsx", "go": "go", "rs": "rust", "java": "java", "kt": "kotlin",
+    "rb": "ruby", "php": "php", "c": "c", "h": "c", "cc": "cpp", "cpp": "cpp", "hpp": "cpp",
+    "cs": "csharp", "swift": "swift", "scala": "scala", "sh": "bash", "bash": "bash",
+    "sql": "sql", "html": "html", "css": "css", "json": "json", "yml": "yaml", "yaml": "yaml",
+    "toml": "toml", "md": "markdown", "xml": "xml", "lua": "lua", "r": "r", "dart": "dart",
+}  # fmt: skip
+
+
+@dataclass
+class _Page:
+    """Everything the template shows; `_shrink` edits a copy of it to fit the size cap."""
+
+    values: dict[str, Any]
+    findings: list[dict[str, str]]
+    suppressed: list[str]
+    reviewed: list[str]
+    summary_raw: str
+    omitted: int = 0
+    cut_summary: bool = False
+
+
+def render_markdown(
+    result: ReviewResult, *, max_bytes: int = DEFAULT_MAX_BYTES, title: str = "AI review"
+) -> str:
+    """The review as GitHub-flavoured Markdown, at most `max_bytes` bytes of UTF-8."""
+    page = _page(result, title)
+    text = _render(page, max_bytes)
+    if _size(text) <= max_bytes:
+        return text
+    return _shrink(page, max_bytes)
+
+
+def language_for(path: str) -> str:
+    """The fence info string for a file's code, from its extension."""
+    return _LANGUAGES.get(PurePosixPath(path).suffix.lstrip(".").lower(), "")
+
+
+def _page(result: ReviewResult, title: str) -> _Page:
+    findings = sort_findings(result.findings)
+    counts = result.counts()
+    highest = result.highest_severity()
+    if not result.complete:
+        heading = f"⚠️ {neutralize_line(title)}: review incomplete"
+    elif highest is None:
+        heading = f"✅ {neutralize_line(title)}: no findings"
+    else:
+        noun = "finding" if len(findings) == 1 else "findings"
+        heading = f"{BADGES[highest].split()[0]} {neutralize_line(title)}: "
+        heading += f"{len(findings)} {noun}, highest {highest.value}"
+    skipped = skipped_files(result)
+    coverage = [
+        f"**Files:** {reviewed_count(result)} reviewed, {len(skipped)} not reviewed",
+        f"**Model:** {inline_code(result.model) or 'unknown'}",
+        f"**Change:** {inline_code(short_rev(result.base))} → "
+        f"{inline_code(short_rev(result.head))}",
+    ]
+    values: dict[str, Any] = {
+        "heading": heading,
+        "incomplete": not result.complete,
+        "reason": _short(result.incomplete_reason or "no reason was recorded"),
+        "counts": [str(counts[s]) for s in SEVERITIES],
+        "total": len(findings),
+        "coverage_line": " · ".join(coverage),
+        "no_findings": (
+            "No findings."
+            if result.complete
+            else "No findings so far: the review did not finish, so this is not a clean result."
+        ),
+        "skipped": [(inline_code(p), _short(r)) for p, r in skipped],
+        "footer": f"{usage_text(result)} · reviewer {__version__}",
+    }
+    return _Page(
+        values=values,
+        findings=[_finding_view(n, f) for n, f in enumerate(findings, start=1)],
+        suppressed=[_suppressed_line(f) for f in sort_findings(result.suppressed)],
+        reviewed=[f"{inline_code(f.path)} ({f.status})" for f in result.files if f.reviewed],
+        summary_raw=result.summary,
+    )
+
+
+def _finding_view(number: int, finding: Finding) -> dict[str, str]:
+    lines = line_range(finding)
+    meta = [f"**{_short(finding.category)}**"] if finding.category else []
+    if finding.side == "LEFT":
+        meta.append("on removed lines (base version)")
+    if finding.inline:
+        note = f" ({_short(finding.placement_note)})" if finding.placement_note else ""
+        meta.append(f"inline comment{note}")
+    else:
+        note = finding.placement_note or "not on a commentable line"
+        meta.append(f"in this summary only: {_short(note)}")
+    body, cut = cap_text(finding.body.strip(), MAX_BODY_CHARS)
+    body = neutralize(body, min_heading=5) + (
+        "\n\n_(cut: the JSON report has the whole text)_" if cut else ""
+    )
+    view = {
+        "number": str(number),
+        "badge": BADGES[finding.severity],
+        "location": inline_code(location(finding)),
+        "title": _short(finding.title) or "(untitled)",
+        "meta": " · ".join(meta),
+        "body": body.strip(),
+        "code": "",
+        "code_label": "",
+        "suggestion": "",
+        "suggestion_label": "",
+    }
+    language = language_for(finding.path)
+    if finding.code:
+        side = "Removed code, base version" if finding.side == "LEFT" else "Code"
+        view["code_label"] = f"{side} (line{'s' if '-' in lines else ''} {lines}):"
+        view["code"] = fence(clean_text(finding.code), language)
+    if finding.suggestion is not None:
+        if finding.suggestion.strip() == "":
+            view["suggestion_label"] = f"Suggested change: delete line(s) {lines}."
+        elif len(finding.suggestion) > MAX_SUGGESTION_CHARS:
+            view["suggestion_label"] = (
+                f"A suggested replacement of {len(finding.suggestion):,} characters is left "
+                "out here; the JSON report has it."
+            )
+        else:
+            view["suggestion_label"] = f"Suggested replacement for line(s) {lines}:"
+            view["suggestion"] = fence(clean_text(finding.suggestion), language)
+    return view
+
+
+def _suppressed_line(finding: Finding) -> str:
+    return f"{finding.severity.value} · {inline_code(location(finding))} · {_short(finding.title)}"
+
+
+def _short(text: str) -> str:
+    """One line of untrusted text, neutralized and cut to MAX_LINE_CHARS."""
+    text, cut = cap_text(" ".join(text.split()), MAX_LINE_CHARS)
+    return neutralize_line(text) + ("…" if cut else "")
+
+
+@lru_cache(maxsize=1)
+def _template() -> jinja2.Template:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("reviewer.report", "templates"),
+        # Markdown, not HTML: values are neutralized for Markdown before they get here.
+        autoescape=False,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    return env.get_template("review.md.j2")
+
+
+def _render(page: _Page, max_bytes: int) -> str:
+    summary, cut = cap_text(page.summary_raw.strip(), MAX_SUMMARY_CHARS)
+    summary = neutralize(summary, min_heading=4)
+    if cut or page.cut_summary:
+        summary += "\n\n_(summary cut to fit the size limit)_"
+    omitted_note = ""
+    if page.omitted:
+        shown = len(page.findings)
+        omitted_note = (
+            f"This report was cut to stay under {max_bytes:,} bytes: the {page.omitted} least "
+            f"severe of {shown + page.omitted} findings are not shown. "
+            "The JSON report has all of them."
+        )
+    return _template().render(
+        **page.values,
+        summary=summary,
+        findings=page.findings,
+        omitted_note=omitted_note,
+        suppressed=page.suppressed,
+        reviewed=page.reviewed,
+    )
+
+
+def _shrink(page: _Page, max_bytes: int) -> str:
+    """The largest version of the page that fits, dropping the least important parts first."""
+    lean = replace(page, suppressed=[], reviewed=[])
+    skipped = page.values["skipped"]
+    lean.values = {
+        **page.values,
+        "coverage_line": page.values["coverage_line"]
+        + " · lists of reviewed files and suppressed findings left out to fit the size limit",
+        # Thousands of skipped files (a vendored folder) must not crowd out the findings.
+        "skipped": skipped[:MAX_LISTED_SKIPPED]
+        + ([("…", f"and {len(skipped) - MAX_LISTED_SKIPPED:,} more")]
+           if len(skipped) > MAX_LISTED_SKIPPED else []),
+    }  # fmt: skip
+    text = _render(lean, max_bytes)
+    if _size(text) <= max_bytes:
+        return text
+    # The most findings (most severe first) that fit.
+    everything = lean.findings
+    low, high = 0, len(everything)
+    while low < high:
+        mid = (low + high + 1) // 2
+        trial = replace(lean, findings=everything[:mid], omitted=len(everything) - mid)
+        if _size(_render(trial, max_bytes)) <= max_bytes:
+            low = mid
+        else:
+            high = mid - 1
+    fitted = replace(lean, findings=everything[:low], omitted=len(everything) - low)
+    text = _render(fitted, max_bytes)
+    # Still too big with no finding: the summary is what is left to cut.
+    budget = len(fitted.summary_raw)
+    while _size(text) > max_bytes and budget > 0:
+        budget //= 2
+        fitted = replace(fitted, summary_raw=fitted.summary_raw[:budget], cut_summary=True)
+        text = _render(fitted, max_bytes)
+    if _size(text) <= max_bytes:
+        return text
+    # Only a huge title or path could get here; a plain cut keeps the promise of the limit.
+    note = "\n\n_(report cut to fit the size limit)_\n"
+    return cap_bytes(text, max_bytes - _size(note)) + note
+
+
+def _size(text: str) -> int:
+    return len(text.encode("utf-8"))

@@ -1,0 +1,234 @@
+"""The SARIF 2.1.0 report, for GitHub code scanning and other SARIF viewers.
+
+Decisions (see also docs):
+- Rules are the categories (`bug`, `security`, ...; `review` for a finding without one).
+  GitHub reads `security-severity` from the *rule*, not the result, so one `security` rule
+  would give every security finding the same severity: security findings get one rule per
+  severity instead (`security/high`, ...), each tagged `security` with its score. The result
+  carries the score in its own properties too, for other viewers.
+- A LEFT-side finding points at a removed line, which does not exist in the file SARIF
+  locations refer to (the new version). Its location names the file with no region (a
+  file-level result) and its message says which base lines it is about. Pointing at a
+  nearby new line would be a guess that can land on unrelated code.
+- `fixes` are given for RIGHT-side suggestions only: a replacement of whole lines
+  `line..end_line` (no columns: the region runs to the end of the last line, newline
+  excluded, so the inserted text has no final newline).
+- Suppressed findings (below min_severity, past max_findings) are left out: the user asked
+  not to see them, and code scanning would open alerts for them. Their number is in
+  `run.properties`.
+- An incomplete review sets `invocations[0].executionSuccessful` to false with an error
+  notification saying why; files not reviewed are warning notifications.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from urllib.parse import quote
+
+from reviewer import __version__
+from reviewer.findings import Finding, ReviewResult, Severity, fingerprint, sort_findings
+from reviewer.report.common import line_range, short_rev, skipped_files
+
+SARIF_VERSION = "2.1.0"
+SARIF_SCHEMA = (
+    "https://raw.githubusercontent.com/oasis-tcs/sarif-spec/master/Schemata/sarif-schema-2.1.0.json"
+)
+# pyproject.toml names no project URL yet; a caller can pass the real one.
+DEFAULT_INFORMATION_URI = "https://pypi.org/project/reviewer/"
+FINGERPRINT_KEY = "reviewerFingerprint/v1"
+SRCROOT = "%SRCROOT%"
+NO_CATEGORY = "review"
+
+LEVELS = {
+    Severity.CRITICAL: "error",
+    Severity.HIGH: "error",
+    Severity.MEDIUM: "warning",
+    Severity.LOW: "note",
+    Severity.INFO: "note",
+}
+# GitHub's bands: critical > 9.0, high 7.0-8.9, medium 4.0-6.9, low 0.1-3.9.
+SECURITY_SEVERITY = {
+    Severity.CRITICAL: "9.5",
+    Severity.HIGH: "8.0",
+    Severity.MEDIUM: "5.5",
+    Severity.LOW: "3.0",
+    Severity.INFO: "1.0",
+}
+_DESCRIPTIONS = {
+    "bug": "A defect: code that does not do what it is meant to.",
+    "security": "A security weakness.",
+    "performance": "Needless work, or work that does not scale.",
+    "maintainability": "Code that is harder than it needs to be to read or change.",
+    "style": "A departure from the project's conventions.",
+    "docs": "Documentation that is missing, wrong or out of date.",
+    "tests": "Missing, weak or wrong tests.",
+    NO_CATEGORY: "A review comment.",
+}
+
+
+def render_sarif(result: ReviewResult, *, information_uri: str = DEFAULT_INFORMATION_URI) -> str:
+    """The review as a SARIF 2.1.0 log with one run."""
+    log = to_sarif(result, information_uri=information_uri)
+    return json.dumps(log, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def to_sarif(
+    result: ReviewResult, *, information_uri: str = DEFAULT_INFORMATION_URI
+) -> dict[str, Any]:
+    findings = sort_findings(result.findings)
+    rule_ids = sorted({rule_id(f) for f in findings})
+    rule_index = {rule: index for index, rule in enumerate(rule_ids)}
+    driver = {
+        "name": "reviewer",
+        "informationUri": information_uri,
+        "version": __version__,
+        "semanticVersion": __version__,
+        "rules": [_rule(rule) for rule in rule_ids],
+    }
+    run = {
+        "tool": {"driver": driver},
+        "invocations": [_invocation(result)],
+        "results": [_result(f, rule_index[rule_id(f)], result.base) for f in findings],
+        "columnKind": "unicodeCodePoints",
+        "properties": {
+            "reviewer": {
+                "status": result.status,
+                "incompleteReason": result.incomplete_reason,
+                "model": result.model,
+                "base": result.base,
+                "head": result.head,
+                "suppressedFindings": len(result.suppressed),
+            }
+        },
+    }
+    return {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": [run]}
+
+
+def rule_id(finding: Finding) -> str:
+    category = finding.category or NO_CATEGORY
+    if category == "security":
+        return f"security/{finding.severity.value}"
+    return category
+
+
+def artifact_uri(path: str) -> str:
+    """A repository-relative path as a relative URI reference (spaces and `%` escaped)."""
+    return quote(path.lstrip("/"), safe="/-._~!$&'()*+,;=@")
+
+
+def _rule(rule: str) -> dict[str, Any]:
+    category, _, severity = rule.partition("/")
+    label = category.capitalize() + (f" ({severity})" if severity else "")
+    properties: dict[str, Any] = {"tags": [category]}
+    if severity:
+        properties["security-severity"] = SECURITY_SEVERITY[Severity(severity)]
+    description = _DESCRIPTIONS.get(category, f"A {category} concern.")
+    return {
+        "id": rule,
+        "name": "".join(part.capitalize() for part in rule.split("/")),
+        "shortDescription": {"text": f"{label} finding of an AI code review"},
+        "fullDescription": {"text": description},
+        "properties": properties,
+    }
+
+
+def _result(finding: Finding, index: int, base: str) -> dict[str, Any]:
+    text = finding.title.strip()
+    if finding.body.strip():
+        text += "\n\n" + finding.body.strip()
+    artifact = {"uri": artifact_uri(finding.path), "uriBaseId": SRCROOT}
+    physical: dict[str, Any] = {"artifactLocation": artifact}
+    if finding.side == "LEFT":
+        version = f"the base version {short_rev(base)}" if base else "the base version"
+        text += (
+            f"\n\n(On removed line(s) {line_range(finding)} of {version}: they are not in the "
+            "new file, so this result has no line region.)"
+        )
+    else:
+        physical["region"] = _region(finding)
+    properties: dict[str, Any] = {
+        "severity": finding.severity.value,
+        "category": finding.category or NO_CATEGORY,
+        "side": finding.side,
+        "placement": finding.placement,
+        "tags": [finding.category or NO_CATEGORY],
+    }
+    if finding.category == "security":
+        properties["security-severity"] = SECURITY_SEVERITY[finding.severity]
+    if finding.side == "LEFT":
+        properties["baseLines"] = line_range(finding)
+    # The pipeline sets the fingerprint; a finding made elsewhere still gets a stable one.
+    print_ = finding.fingerprint or fingerprint(
+        finding.path, finding.title, finding.code, finding.category
+    )
+    sarif: dict[str, Any] = {
+        "ruleId": rule_id(finding),
+        "ruleIndex": index,
+        "level": LEVELS[finding.severity],
+        "message": {"text": text},
+        "locations": [{"physicalLocation": physical}],
+        "partialFingerprints": {FINGERPRINT_KEY: print_},
+        "properties": properties,
+    }
+    if finding.suggestion is not None and finding.side == "RIGHT":
+        sarif["fixes"] = [_fix(finding, artifact)]
+    return sarif
+
+
+def _region(finding: Finding) -> dict[str, Any]:
+    region: dict[str, Any] = {"startLine": finding.line}
+    if finding.end_line and finding.end_line > finding.line:
+        region["endLine"] = finding.end_line
+    if finding.code:
+        region["snippet"] = {"text": finding.code}
+    return region
+
+
+def _fix(finding: Finding, artifact: dict[str, str]) -> dict[str, Any]:
+    deleted: dict[str, Any] = {"startLine": finding.line}
+    if finding.end_line and finding.end_line > finding.line:
+        deleted["endLine"] = finding.end_line
+    inserted = (finding.suggestion or "").removesuffix("\n")
+    return {
+        "description": {"text": f"Replace line(s) {line_range(finding)} with the suggestion."},
+        "artifactChanges": [
+            {
+                "artifactLocation": dict(artifact),
+                "replacements": [{"deletedRegion": deleted, "insertedContent": {"text": inserted}}],
+            }
+        ],
+    }
+
+
+def _invocation(result: ReviewResult) -> dict[str, Any]:
+    notifications: list[dict[str, Any]] = []
+    if not result.complete:
+        reason = result.incomplete_reason or "no reason was recorded"
+        notifications.append(
+            {
+                "level": "error",
+                "message": {
+                    "text": f"The review is incomplete: {reason}. Its results may be partial; "
+                    "an incomplete review is not a clean one."
+                },
+            }
+        )
+    for path, reason in skipped_files(result):
+        notifications.append(
+            {
+                "level": "warning",
+                "message": {"text": f"Not reviewed: {path}: {reason}"},
+                "locations": [
+                    {
+                        "physicalLocation": {
+                            "artifactLocation": {"uri": artifact_uri(path), "uriBaseId": SRCROOT}
+                        }
+                    }
+                ],
+            }
+        )
+    invocation: dict[str, Any] = {"executionSuccessful": result.complete}
+    if notifications:
+        invocation["toolExecutionNotifications"] = notifications
+    return invocation

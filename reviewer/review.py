@@ -1,0 +1,198 @@
+"""The review pipeline, start to finish: settings, change, context, agent, anchor, result.
+
+Reporting and the exit code are the caller's (the CLI's): this returns the neutral result.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from reviewer.agent import Agent, AgentEvents, AgentOutcome
+from reviewer.anchor import merge_duplicates, place, split_reported
+from reviewer.config import Settings, load_settings, require_model_settings
+from reviewer.context import ChangeInfo, build_context
+from reviewer.diff import Change, load_change
+from reviewer.errors import ReviewerError, ToolError
+from reviewer.findings import FileCoverage, Finding, ReviewResult, Usage
+from reviewer.gitcmd import run_git
+from reviewer.llm import ChatModel
+from reviewer.redact import Redactor
+from reviewer.submission import FindingIn, LineCounter, SubmitReview, check_finding
+from reviewer.workspace import (
+    RevisionWorkspace,
+    Workspace,
+    WorktreeWorkspace,
+    repository_root,
+    resolve_commit,
+)
+
+_DEFAULT_BASES = ("origin/HEAD", "main", "master", "origin/main", "origin/master")
+_MAX_DESCRIPTION_CHARS = 6000
+
+
+@dataclass(frozen=True)
+class ReviewRequest:
+    repo: Path = Path(".")
+    base: str | None = None
+    head: str | None = None
+    uncommitted: bool = False
+    # Settings given on the command line (None = not given).
+    flags: dict[str, Any] = field(default_factory=dict)
+    config_path: Path | None = None
+
+
+@dataclass(frozen=True)
+class Review:
+    result: ReviewResult
+    settings: Settings
+    transcript: list[dict[str, Any]]
+
+
+def default_base(root: Path) -> str:
+    for candidate in _DEFAULT_BASES:
+        proc = run_git(
+            root, ["rev-parse", "--verify", "--quiet", f"{candidate}^{{commit}}"], check=False
+        )
+        if proc.returncode == 0:
+            return candidate
+    raise ReviewerError(
+        "cannot find the base branch (tried origin/HEAD, main, master); pass --base REV"
+    )
+
+
+def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Review:
+    started = time.monotonic()
+    root = repository_root(request.repo)
+    if request.uncommitted and request.head:
+        raise ReviewerError("--uncommitted reviews the working tree; it cannot take --head")
+    head = None if request.uncommitted else resolve_commit(root, request.head or "HEAD")
+    base = resolve_commit(
+        root, request.base or ("HEAD" if request.uncommitted else default_base(root))
+    )
+    # The rules come from the base side: the change cannot rewrite what it is judged by.
+    settings = load_settings(
+        flags=request.flags, root=root, config_revision=base, config_path=request.config_path
+    )
+    require_model_settings(settings)
+    redactor = Redactor()
+    change = load_change(root, base, head)
+    base_point = change.base
+    workspace: Workspace = (
+        WorktreeWorkspace(root) if head is None else RevisionWorkspace(root, head)
+    )
+    head_label = head or "working tree"
+    context = build_context(
+        change=change,
+        info=_change_info(root, base_point, head, redactor),
+        settings=settings,
+        revision_label=workspace.label,
+        root=root,
+        config_revision=base,
+    )
+    # The diff can hold committed secrets; they must not reach the model either.
+    context = replace(context, system=redactor(context.system), task=redactor(context.task))
+
+    def result(outcome: AgentOutcome | None, summary: str, status: str, reason: str = "") -> Review:
+        findings = _findings(outcome, change, workspace, redactor)
+        reported, suppressed = split_reported(
+            findings, settings.min_severity, settings.max_findings
+        )
+        return Review(
+            ReviewResult(
+                status=status,  # type: ignore[arg-type]
+                summary=redactor(summary),
+                findings=tuple(reported),
+                suppressed=tuple(suppressed),
+                model=settings.model or "",
+                base=base_point,
+                head=head_label,
+                files=context.coverage,
+                usage=outcome.usage if outcome else Usage(),
+                duration_seconds=round(time.monotonic() - started, 3),
+                tool_calls=outcome.tool_calls if outcome else 0,
+                turns=outcome.turns if outcome else 0,
+                incomplete_reason=reason,
+            ),
+            settings,
+            outcome.transcript if outcome else [],
+        )
+
+    if not any(item.reviewed for item in context.coverage):
+        return result(None, _nothing_to_review(change, context.coverage), "complete")
+
+    model = ChatModel(settings, on_retry=events.retrying if events else None)
+    counter = LineCounter(workspace)
+    agent = Agent(
+        model=model,
+        workspace=workspace,
+        settings=settings,
+        validate=lambda submission: _check_submission(submission, change, workspace, counter),
+        redactor=redactor,
+        events=events,
+    )
+    outcome = agent.run(context.system, context.task)
+    if outcome.submission is not None:
+        return result(outcome, outcome.submission.summary, "complete")
+    summary = outcome.last_text or "The review did not finish; no summary was written."
+    return result(outcome, summary, "incomplete", outcome.stop_reason)
+
+
+def _check_submission(
+    submission: SubmitReview, change: Change, workspace: Workspace, counter: LineCounter
+) -> dict[int, str]:
+    problems: dict[int, str] = {}
+    for number, finding in enumerate(submission.findings, 1):
+        try:
+            finding.path = workspace.normalize(finding.path, allow_root=False)
+        except ToolError as exc:
+            problems[number] = str(exc)
+            continue
+        problem = check_finding(
+            finding, counter, lambda path, line: change.locate(path, line, "LEFT") is not None
+        )
+        if problem:
+            problems[number] = problem
+    return problems
+
+
+def _findings(
+    outcome: AgentOutcome | None, change: Change, workspace: Workspace, redactor: Redactor
+) -> list[Finding]:
+    if outcome is None:
+        return []
+    raw: list[FindingIn] = (
+        outcome.submission.findings if outcome.submission else outcome.unverified_findings
+    )
+    counter = LineCounter(workspace)
+    placed = []
+    for finding in raw:
+        finding.title = redactor(finding.title)
+        finding.body = redactor(finding.body)
+        if finding.suggestion is not None:
+            finding.suggestion = redactor(finding.suggestion)
+        placed.append(place(finding, change, counter))
+    return merge_duplicates(placed)
+
+
+def _change_info(root: Path, base: str, head: str | None, redactor: Redactor) -> ChangeInfo:
+    """Title and description for a local review: the commits' own messages."""
+    if head is None:
+        return ChangeInfo("Uncommitted changes", "", root.name)
+    out = run_git(root, ["log", "--format=%s%x00%b%x1e", f"{base}..{head}"]).stdout
+    commits = [c.strip() for c in out.decode("utf-8", "replace").split("\x1e") if c.strip()]
+    if not commits:
+        return ChangeInfo("(no commits)", "", root.name)
+    subjects = [c.split("\x00", 1)[0] for c in commits]
+    title = subjects[0] if len(commits) == 1 else f"{len(commits)} commits: {subjects[0]}"
+    body = "\n\n".join(c.replace("\x00", "\n").strip() for c in reversed(commits))
+    return ChangeInfo(redactor(title), redactor(body[:_MAX_DESCRIPTION_CHARS]), root.name)
+
+
+def _nothing_to_review(change: Change, coverage: tuple[FileCoverage, ...]) -> str:
+    if not change.files:
+        return "No changes between the base and the head: nothing to review."
+    reasons = ", ".join(sorted({c.reason for c in coverage}))
+    return f"No file of this change needs review ({reasons}); the model was not asked."

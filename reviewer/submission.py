@@ -1,0 +1,193 @@
+"""The model's final answer, `submit_review`: declared once, validated against the repository.
+
+The pydantic model gives the schema the model is shown and parses the call. `check_findings`
+then holds each finding to the facts (the file exists at the reviewed revision, the line is
+inside it, a LEFT finding points at a removed line), and its errors go back to the model to
+fix, within budget.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
+
+from reviewer.errors import ToolError
+from reviewer.findings import CATEGORIES, Severity
+from reviewer.tools.files import MAX_SCAN_BYTES, read_text
+from reviewer.tools.text import split_lines
+from reviewer.workspace import Workspace
+
+SUBMIT_REVIEW = "submit_review"
+_CATEGORY_SYNONYMS = {
+    "correctness": "bug",
+    "logic": "bug",
+    "error-handling": "bug",
+    "perf": "performance",
+    "test": "tests",
+    "testing": "tests",
+    "documentation": "docs",
+    "readability": "maintainability",
+    "design": "maintainability",
+    "complexity": "maintainability",
+    "formatting": "style",
+}
+
+
+class FindingIn(BaseModel):
+    """One problem in the change."""
+
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+    path: str = Field(
+        description="File path relative to the repository root.",
+        validation_alias=AliasChoices("path", "file", "file_path", "filename"),
+    )
+    line: int = Field(
+        description="First line of the problem: a line number of the new file (RIGHT) or of "
+        "the old file for a removed line (LEFT).",
+        ge=1,
+        validation_alias=AliasChoices("line", "start_line", "startLine", "line_number"),
+    )
+    end_line: int | None = Field(
+        None,
+        description="Last line, for a problem spanning several lines.",
+        ge=1,
+        validation_alias=AliasChoices("end_line", "endLine"),
+    )
+    side: Literal["RIGHT", "LEFT"] = Field(
+        "RIGHT", description="RIGHT for the new file (default); LEFT for a removed line."
+    )
+    severity: Severity = Field(description="How much it matters.")
+    category: str | None = Field(None, description=f"One of: {', '.join(CATEGORIES)}.")
+    title: str = Field(description="One line saying what is wrong.", min_length=1, max_length=300)
+    body: str = Field(
+        description="Markdown: what goes wrong, when, and how to fix it.",
+        validation_alias=AliasChoices("body", "description", "message", "comment"),
+    )
+    suggestion: str | None = Field(
+        None,
+        description="Optional exact replacement text for lines line..end_line, indentation "
+        "included (no diff markers, no code fence).",
+    )
+
+    @field_validator("severity", mode="before")
+    @classmethod
+    def _lower_severity(cls, value: Any) -> Any:
+        return value.strip().lower() if isinstance(value, str) else value
+
+    @field_validator("side", mode="before")
+    @classmethod
+    def _upper_side(cls, value: Any) -> Any:
+        return value.strip().upper() if isinstance(value, str) else value
+
+    @field_validator("category", mode="before")
+    @classmethod
+    def _known_category(cls, value: Any) -> Any:
+        if value is None or value == "":
+            return None
+        text = str(value).strip().lower()
+        text = _CATEGORY_SYNONYMS.get(text, text)
+        if text not in CATEGORIES:
+            raise ValueError(f"unknown category '{value}'; use one of {', '.join(CATEGORIES)}")
+        return text
+
+    @field_validator("title", mode="before")
+    @classmethod
+    def _one_line_title(cls, value: Any) -> Any:
+        return " ".join(value.split()) if isinstance(value, str) else value
+
+
+class SubmitReview(BaseModel):
+    """Finish the review: give a Markdown summary of the change and your verdict, and every
+    finding (an empty list when the change is fine). Call it once, at the end."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    summary: str = Field(description="Markdown overview of the change and the verdict.")
+    findings: list[FindingIn] = Field(
+        default_factory=list, description="Problems found; empty when there are none."
+    )
+
+
+def submit_review_schema() -> dict[str, Any]:
+    """The `submit_review` entry of the OpenAI `tools` list."""
+    schema = SubmitReview.model_json_schema()
+    finding = schema["$defs"]["FindingIn"]
+    finding["properties"]["severity"] = {
+        "type": "string",
+        "enum": [s.value for s in Severity],
+        "description": "critical, high, medium, low or info.",
+    }
+    for prop in finding["properties"].values():
+        prop.pop("title", None)
+        options = prop.pop("anyOf", None)
+        if options:
+            prop.update(next(o for o in options if o.get("type") != "null"))
+        if prop.get("default", 0) is None:
+            del prop["default"]
+    finding["properties"]["category"]["enum"] = list(CATEGORIES)
+    finding.pop("title", None)
+    return {
+        "type": "function",
+        "function": {
+            "name": SUBMIT_REVIEW,
+            "description": " ".join((SubmitReview.__doc__ or "").split()),
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "summary": {"type": "string", "description": "Markdown overview and verdict."},
+                    "findings": {
+                        "type": "array",
+                        "description": "Problems found; empty when there are none.",
+                        "items": finding,
+                    },
+                },
+                "required": ["summary", "findings"],
+            },
+        },
+    }
+
+
+class LineCounter:
+    """Lines per file at the reviewed revision, read once each."""
+
+    def __init__(self, workspace: Workspace) -> None:
+        self.workspace = workspace
+        self._lines: dict[str, list[str]] = {}
+
+    def lines(self, path: str) -> list[str]:
+        if path not in self._lines:
+            rel = self.workspace.resolve_file(path)
+            text, _size = read_text(self.workspace, rel, path, MAX_SCAN_BYTES)
+            self._lines[path] = split_lines(text)
+        return self._lines[path]
+
+
+def check_finding(
+    finding: FindingIn,
+    counter: LineCounter,
+    removed_line_exists: Any,
+) -> str | None:
+    """What is wrong with a finding, or None. `removed_line_exists(path, line)` knows the diff."""
+    end = finding.end_line or finding.line
+    if end < finding.line:
+        return f"end_line {end} is before line {finding.line}"
+    if finding.side == "LEFT":
+        if not removed_line_exists(finding.path, finding.line):
+            return (
+                f"side LEFT needs a line the diff removes (or shows as context) in "
+                f"'{finding.path}'; line {finding.line} is not one. Use side RIGHT for the "
+                "new file."
+            )
+        return None
+    try:
+        lines = counter.lines(finding.path)
+    except ToolError as exc:
+        return str(exc)
+    if finding.line > len(lines) or end > len(lines):
+        return (
+            f"line {max(finding.line, end)} is past the end of '{finding.path}', which has "
+            f"{len(lines)} lines at the reviewed revision"
+        )
+    return None

@@ -1,0 +1,136 @@
+"""Settings: sources in order, validation once, unknown keys named with their file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from reviewer.config import (
+    Settings,
+    load_settings,
+    require_model_settings,
+)
+from reviewer.errors import ReviewerError
+from reviewer.findings import Severity
+from tests.conftest import GitRepo
+
+
+def settings_for(repo: GitRepo, *, flags: dict | None = None, env: dict | None = None, **kw):
+    return load_settings(
+        flags=flags or {},
+        root=repo.root,
+        config_revision=kw.get("revision", repo.head()),
+        config_path=kw.get("config_path"),
+        environ=env or {},
+    )
+
+
+def test_defaults_when_nothing_is_configured(repo: GitRepo) -> None:
+    repo.write("a.txt", "x\n")
+    repo.commit()
+    settings = settings_for(repo)
+    assert settings == Settings()
+    assert settings.fail_on == "none" and settings.min_severity is Severity.INFO
+
+
+def test_flags_beat_environment_beat_file(repo: GitRepo) -> None:
+    repo.write(".reviewer.toml", 'model = "from-file"\nmax_turns = 7\nfail_on = "low"\n')
+    repo.commit()
+    env = {"REVIEWER_MODEL": "from-env", "REVIEWER_FAIL_ON": "medium", "OPENAI_API_KEY": "k"}
+    settings = settings_for(repo, flags={"model": "from-flag", "fail_on": None}, env=env)
+    assert settings.model == "from-flag"
+    assert settings.fail_on == "medium"
+    assert settings.max_turns == 7
+    assert settings.api_key is not None and settings.api_key.get_secret_value() == "k"
+
+
+def test_pyproject_tool_table(repo: GitRepo) -> None:
+    repo.write(
+        "pyproject.toml",
+        '[project]\nname = "x"\n\n[tool.reviewer]\nexclude = ["docs/**"]\n'
+        '[tool.reviewer.path_instructions]\n"**/*.sql" = "Check for injection."\n',
+    )
+    repo.commit()
+    settings = settings_for(repo)
+    assert settings.exclude == ("docs/**",)
+    assert settings.path_instructions == {"**/*.sql": "Check for injection."}
+
+
+def test_reviewer_toml_wins_over_pyproject(repo: GitRepo) -> None:
+    repo.write("pyproject.toml", '[tool.reviewer]\nmodel = "pyproject"\n')
+    repo.write(".reviewer.toml", 'model = "dedicated"\n')
+    repo.commit()
+    assert settings_for(repo).model == "dedicated"
+
+
+def test_unknown_key_names_the_key_and_the_file(repo: GitRepo) -> None:
+    repo.write(".reviewer.toml", 'modle = "typo"\n')
+    base = repo.commit()
+    with pytest.raises(
+        ReviewerError, match=rf"unknown setting 'modle' in \.reviewer\.toml at {base[:12]}"
+    ):
+        settings_for(repo)
+
+
+def test_unknown_environment_setting(repo: GitRepo) -> None:
+    repo.commit()
+    with pytest.raises(ReviewerError, match=r"unknown setting 'colour' in the environment"):
+        settings_for(repo, env={"REVIEWER_COLOUR": "red"})
+
+
+def test_invalid_value_names_the_key_and_source(repo: GitRepo) -> None:
+    repo.write(".reviewer.toml", "max_turns = 0\n")
+    repo.commit()
+    with pytest.raises(ReviewerError, match=r"invalid setting 'max_turns' in \.reviewer\.toml"):
+        settings_for(repo)
+    with pytest.raises(ReviewerError, match=r"invalid setting 'fail_on' in the environment"):
+        settings_for(repo, env={"REVIEWER_FAIL_ON": "sometimes"})
+
+
+def test_broken_toml_is_a_clear_error(repo: GitRepo) -> None:
+    repo.write(".reviewer.toml", "model = \n")
+    repo.commit()
+    with pytest.raises(ReviewerError, match="not valid TOML"):
+        settings_for(repo)
+
+
+def test_config_is_read_from_the_given_revision_not_the_working_tree(repo: GitRepo) -> None:
+    repo.write(".reviewer.toml", 'model = "base-model"\n')
+    base = repo.commit("base")
+    repo.write(".reviewer.toml", 'model = "pr-model"\nfail_on = "none"\n')
+    repo.commit("the change rewrites the rules")
+    repo.write(".reviewer.toml", 'model = "disk-model"\n')
+    assert settings_for(repo, revision=base).model == "base-model"
+
+
+def test_explicit_config_file(repo: GitRepo, tmp_path: Path) -> None:
+    repo.commit()
+    path = tmp_path / "ci.toml"
+    path.write_text('include = "src/**"\nmax_findings = 3\n')
+    settings = settings_for(repo, config_path=path)
+    assert settings.include == ("src/**",) and settings.max_findings == 3
+    with pytest.raises(ReviewerError, match="cannot read"):
+        settings_for(repo, config_path=tmp_path / "missing.toml")
+
+
+def test_environment_lists_split_on_commas(repo: GitRepo) -> None:
+    repo.commit()
+    settings = settings_for(repo, env={"REVIEWER_EXCLUDE": "docs/**, *.lock"})
+    assert settings.exclude == ("docs/**", "*.lock")
+
+
+def test_missing_model_settings_say_what_to_set() -> None:
+    with pytest.raises(ReviewerError) as caught:
+        require_model_settings(Settings())
+    message = str(caught.value)
+    assert "REVIEWER_MODEL" in message and "OPENAI_API_KEY" in message
+    assert "OPENAI_BASE_URL" in message
+    require_model_settings(Settings(model="m", api_key="k"))  # type: ignore[arg-type]
+
+
+def test_fail_on() -> None:
+    settings = Settings(fail_on="medium")
+    assert settings.fails(Severity.HIGH) and settings.fails(Severity.MEDIUM)
+    assert not settings.fails(Severity.LOW)
+    assert not Settings().fails(Severity.CRITICAL)
