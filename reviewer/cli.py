@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -147,7 +148,9 @@ def _review_command(args: argparse.Namespace) -> int:
     result = review.result
     color = args.color == "always" or (args.color == "auto" and sys.stdout.isatty())
     for report_format, path in outputs:
-        write_report(result, report_format, path, color=color and path == "-")
+        to_stdout = path == "-"
+        width = shutil.get_terminal_size().columns if to_stdout and sys.stdout.isatty() else 100
+        write_report(result, report_format, path, color=color and to_stdout, width=width)
     if args.transcript:
         write_transcript(review.transcript, args.transcript)
     if not result.complete:
