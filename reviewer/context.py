@@ -18,7 +18,7 @@ from reviewer.diff import Change, FileChange, Hunk
 from reviewer.findings import FileCoverage
 from reviewer.gitcmd import run_git
 from reviewer.tokens import CHARS_PER_TOKEN
-from reviewer.workspace.paths import basename_or_path_matcher
+from reviewer.workspace.globs import basename_or_path_matcher
 
 PROMPT_NAMES = ("system.md.j2", "task.md.j2")
 OVERRIDE_DIR = ".reviewer/prompts"

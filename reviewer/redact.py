@@ -14,7 +14,8 @@ from functools import lru_cache
 REDACTED = "[REDACTED]"
 
 _SECRET_NAME = re.compile(
-    r"TOKEN|SECRET|PASSW|PASSPHRASE|API_?KEY|ACCESS_?KEY|PRIVATE|CREDENTIAL|AUTH(?!OR)|SESSION|COOKIE",
+    r"TOKEN|SECRET|PASSW|PASSPHRASE|API_?KEY|ACCESS_?KEY|PRIVATE|CREDENTIAL|AUTH(?!OR)|SESSION"
+    r"|COOKIE|(?:^|_)(?:KEY|PASS|PWD|PIN|SALT)(?:$|_)",
     re.IGNORECASE,
 )
 # Long opaque values are redacted whatever their variable is called: a token passed under an
@@ -89,3 +90,31 @@ def _replace_format(match: re.Match[str]) -> str:
     # Keep the assignment prefix of `aws_secret_access_key = ...` so the line still reads.
     prefix = re.match(r"(?i)aws_secret_access_key\s*[=:]\s*[\"']?", whole)
     return (prefix.group(0) if prefix else "") + REDACTED
+
+
+_KEY_BEGIN = re.compile(r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----")
+_KEY_END = re.compile(r"-----END[A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----")
+# What a line of a PEM body looks like; used to decide whether a search hit needs a look at
+# its whole file.
+PEM_BODY_LINE = re.compile(r"^\s*[A-Za-z0-9+/=]{16,}\s*$")
+
+
+def mask_private_keys(text: str) -> str:
+    """Every line of a private-key block becomes [REDACTED], keeping the line count.
+
+    The pattern redactor needs a block's BEGIN line in the same text; a tool that shows a
+    range of lines (read_file_lines, blame, a search hit) may show body lines without it.
+    Masking the file's text before any tool slices it closes that gap.
+    """
+    if "PRIVATE KEY" not in text:
+        return text
+    lines = text.split("\n")
+    inside = False
+    for index, line in enumerate(lines):
+        if not inside and _KEY_BEGIN.search(line):
+            inside = True
+        if inside:
+            ending = _KEY_END.search(line) is not None
+            lines[index] = REDACTED + ("\r" if line.endswith("\r") else "")
+            inside = not ending
+    return "\n".join(lines)

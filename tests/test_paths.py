@@ -5,12 +5,8 @@ from __future__ import annotations
 import pytest
 
 from reviewer.errors import ToolError
-from reviewer.workspace.paths import (
-    basename_or_path_matcher,
-    check_glob,
-    glob_matcher,
-    normalize_path,
-)
+from reviewer.workspace.globs import basename_or_path_matcher, glob_matcher
+from reviewer.workspace.paths import check_glob, normalize_path
 
 ROOT = "/work/repo"
 
@@ -93,3 +89,43 @@ def test_file_filters_match_names_at_any_depth() -> None:
 def test_check_glob_refuses_climbing(raw: str) -> None:
     with pytest.raises(ToolError):
         check_glob(raw)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "path", "matches"),
+    [
+        ("*{ab,a}*bc", "abc", True),  # the shorter alternative must still be tried
+        ("*a*b", "xaxb", True),
+        ("*a*a*b", "aab", True),
+        ("**/**/x", "x", True),
+        ("a/**/b/**/c", "a/b/c", True),
+        ("a/**/b/**/c", "a/x/b/y/b/c", True),
+        ("a/**/b/**/c", "a/x/c", False),
+        ("{x,y}/{1,2}.py", "y/2.py", True),
+        ("[{]a,b}", "{", False),
+    ],
+)
+def test_glob_matcher_edge_cases(pattern: str, path: str, matches: bool) -> None:
+    assert (glob_matcher(pattern).fullmatch(path) is not None) is matches
+
+
+@pytest.mark.parametrize(
+    ("pattern", "path"),
+    [
+        ("*a" * 12 + "*b", "a" * 4000),
+        ("**/a/" * 10 + "b", "a/" * 1500 + "c"),
+        ("*?" * 20 + "x", "y" * 4000),
+        ("*{a,b}" * 6 + "c", "ab" * 2000),
+    ],
+)
+def test_hostile_globs_stay_fast(pattern: str, path: str) -> None:
+    import time
+
+    started = time.perf_counter()
+    assert glob_matcher(pattern).fullmatch(path) is None
+    assert time.perf_counter() - started < 1.0
+
+
+def test_too_many_brace_alternatives_are_refused() -> None:
+    with pytest.raises(ToolError, match="alternatives"):
+        glob_matcher("{a,b}" * 7)

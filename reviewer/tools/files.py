@@ -6,10 +6,12 @@ from __future__ import annotations
 from typing import ClassVar
 
 from reviewer.errors import ToolError
+from reviewer.redact import mask_private_keys
 from reviewer.tools.base import END_ALIASES, PATH_ALIASES, START_ALIASES, Tool, param
 from reviewer.tools.text import cut_line, decode, human_size, is_binary, split_lines
 from reviewer.workspace import Kind, Workspace
-from reviewer.workspace.paths import check_glob, glob_matcher
+from reviewer.workspace.globs import glob_matcher
+from reviewer.workspace.paths import check_glob
 
 MAX_READ_CHARS = 50_000
 # Enough bytes for MAX_READ_CHARS characters of any UTF-8 text, and to count the lines of
@@ -31,7 +33,7 @@ def read_text(workspace: Workspace, rel: str, raw: str, limit: int) -> tuple[str
         raise ToolError(
             f"'{raw}' is a binary file ({human_size(size)}); it cannot be shown as text."
         )
-    return decode(data), size
+    return mask_private_keys(decode(data)), size
 
 
 class ReadFile(Tool):

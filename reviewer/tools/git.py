@@ -35,7 +35,8 @@ class GetGitBlame(Tool):
         ):
             _require_tracked(workspace, rel, self.path)
         text, _size = read_text(workspace, rel, self.path, MAX_SCAN_BYTES)
-        total = len(split_lines(text))
+        file_lines = split_lines(text)
+        total = len(file_lines)
         if total == 0:
             return f"(empty file: {self.path})"
         start = self.startLine or 1
@@ -57,7 +58,11 @@ class GetGitBlame(Tool):
         except GitFailed as exc:
             raise ToolError(f"git blame failed for '{self.path}': {exc.stderr[:300]}") from exc
         lines, commits = _parse_porcelain(out)
-        result = [f"{_who(c, commits)}  {n}: {cut_line(t)}" for c, n, t in lines]
+        # The text comes from our own read of the file (secrets masked), not from git's output.
+        result = [
+            f"{_who(c, commits)}  {n}: {cut_line(file_lines[n - 1] if n <= total else t)}"
+            for c, n, t in lines
+        ]
         history = [
             f"{commit[:8]} {date} {author}: {summary}"
             for commit, (author, date, summary) in commits.items()

@@ -5,11 +5,13 @@ from __future__ import annotations
 from typing import ClassVar
 
 from reviewer.errors import ToolError
+from reviewer.redact import PEM_BODY_LINE, REDACTED
 from reviewer.tools.base import Tool, param
-from reviewer.tools.text import cut_line
+from reviewer.tools.files import MAX_SCAN_BYTES, read_text
+from reviewer.tools.text import cut_line, split_lines
 from reviewer.workspace import Workspace
 from reviewer.workspace.paths import check_glob
-from reviewer.workspace.search import search
+from reviewer.workspace.search import Hit, search
 
 MAX_MATCHES = 100
 SEARCH_SECONDS = 5.0
@@ -60,6 +62,7 @@ class SearchText(Tool):
             max_hits=MAX_MATCHES,
             timeout=SEARCH_SECONDS,
         )
+        _mask_key_lines(workspace, outcome.hits)
         lines = [f"{hit.path}:{hit.line}: {cut_line(hit.text)}" for hit in outcome.hits]
         if outcome.timed_out:
             lines.append(
@@ -76,3 +79,19 @@ class SearchText(Tool):
             only = f" (files matching '{file_glob}')" if file_glob else ""
             return f"No matches for /{self.pattern}/{where}{only}."
         return "\n".join(lines)
+
+
+def _mask_key_lines(workspace: Workspace, hits: list[Hit]) -> None:
+    """A hit inside a private-key block has no BEGIN line around it: look at its file."""
+    masked: dict[str, list[str]] = {}
+    for hit in hits:
+        if not PEM_BODY_LINE.match(hit.text) and "PRIVATE KEY" not in hit.text:
+            continue
+        if hit.path not in masked:
+            try:
+                text, _size = read_text(workspace, hit.path, hit.path, MAX_SCAN_BYTES)
+            except ToolError:
+                text = ""
+            masked[hit.path] = split_lines(text)
+        lines = masked[hit.path]
+        hit.text = lines[hit.line - 1] if hit.line <= len(lines) else REDACTED

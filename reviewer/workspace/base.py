@@ -128,7 +128,12 @@ class Workspace(ABC):
             raise ToolError(self._not_found(rel, raw))
         if actual is not Kind.FILE:
             raise ToolError(f"'{raw}' is not a regular file.")
+        self._check_file(resolved, raw)
         return resolved
+
+    def _check_file(self, rel: str, raw: object) -> None:
+        """A last check of a resolved regular file; raise ToolError to refuse it."""
+        return None  # git objects need none; the working tree checks hard links
 
     def resolve_dir(self, raw: object) -> str:
         """The in-repository directory `raw` names ('' for the root), following safe symlinks."""

@@ -25,12 +25,14 @@ from typing import IO
 from reviewer.errors import ToolError
 from reviewer.gitcmd import git_argv, git_env
 from reviewer.workspace.base import Kind, Workspace
-from reviewer.workspace.paths import basename_or_path_matcher
+from reviewer.workspace.globs import basename_or_path_matcher
 from reviewer.workspace.revision import RevisionWorkspace
-from reviewer.workspace.worktree import WorktreeWorkspace
+from reviewer.workspace.worktree import WorktreeWorkspace, plain_file_on_disk
 
 # A record longer than this is cut; the rest of it is read and thrown away.
 MAX_RECORD_BYTES = 64 * 1024
+# Longer than any path git or a file system allows.
+MAX_PATH_BYTES = 8192
 
 
 @dataclass
@@ -152,13 +154,12 @@ def _escape_glob(text: str) -> str:
     return "".join("\\" + c if c in "*?[]\\" else c for c in text)
 
 
-Parser = Callable[[bytes], "tuple[str, int, bytes] | None"]
+Parser = Callable[[bytes, bytes], "tuple[str, int, bytes] | None"]
 
 
-def _parse_rg(record: bytes) -> tuple[str, int, bytes] | None:
-    path, sep, rest = record.partition(b"\0")
-    number, sep2, text = rest.partition(b":")
-    if not sep or not sep2 or not number.isdigit():
+def _parse_rg(path: bytes, rest: bytes) -> tuple[str, int, bytes] | None:
+    number, sep, text = rest.partition(b":")
+    if not sep or not number.isdigit():
         return None  # e.g. "binary file matches" notices
     name = path.decode("utf-8", "surrogateescape")
     return (name[2:] if name.startswith("./") else name), int(number), text
@@ -167,12 +168,12 @@ def _parse_rg(record: bytes) -> tuple[str, int, bytes] | None:
 def _git_grep_parser(commit: str | None) -> Parser:
     prefix = f"{commit}:".encode() if commit else b""
 
-    def parse(record: bytes) -> tuple[str, int, bytes] | None:
-        fields = record.split(b"\0", 2)
-        if len(fields) != 3 or not fields[1].isdigit():
+    def parse(path: bytes, rest: bytes) -> tuple[str, int, bytes] | None:
+        number, sep, text = rest.partition(b"\0")
+        if not sep or not number.isdigit():
             return None
-        path = fields[0].removeprefix(prefix)
-        return path.decode("utf-8", "surrogateescape"), int(fields[1]), fields[2]
+        name = path.removeprefix(prefix)
+        return name.decode("utf-8", "surrogateescape"), int(number), text
 
     return parse
 
@@ -191,10 +192,7 @@ def _acceptor(
             if verdict and matcher is not None:
                 verdict = matcher.fullmatch(path[offset:]) is not None
             if verdict and on_disk:
-                try:
-                    verdict = workspace.resolve_file(path) == path
-                except ToolError:
-                    verdict = False
+                verdict = plain_file_on_disk(workspace.root, path)
             verdicts[path] = verdict
         return verdict
 
@@ -229,8 +227,8 @@ def _stream(
         timer.start()
         try:
             assert proc.stdout is not None
-            for record in _records(proc.stdout):
-                parsed = parse(record)
+            for path, rest in _records(proc.stdout):
+                parsed = parse(path, rest)
                 if parsed is None or not accept(parsed[0]):
                     continue
                 if len(outcome.hits) == max_hits:
@@ -253,21 +251,62 @@ def _stream(
     return outcome
 
 
-def _records(stream: IO[bytes]) -> Iterator[bytes]:
-    """Lines of `stream`, each cut to MAX_RECORD_BYTES, without the newline."""
-    while True:
-        chunk = stream.readline(MAX_RECORD_BYTES)
+def _records(stream: IO[bytes]) -> Iterator[tuple[bytes, bytes]]:
+    """(path, rest of the line) records: `path NUL rest NEWLINE`, both engines' -z/--null form.
+
+    The path is read up to its NUL, not up to a newline: a file name may hold a newline,
+    and splitting on it first would let the tail of one name pass for another file's hit.
+    The rest is cut to MAX_RECORD_BYTES (the excess is drained).
+    """
+    buffer = b""
+    finished = False
+
+    def fill() -> bool:
+        nonlocal buffer, finished
+        if finished:
+            return False
+        chunk = stream.read1(1 << 16) if hasattr(stream, "read1") else stream.read(1 << 16)
         if not chunk:
-            return
-        if chunk.endswith(b"\n"):
-            yield chunk[:-1]
+            finished = True
+            return False
+        buffer += chunk
+        return True
+
+    while True:
+        while b"\0" not in buffer and len(buffer) <= MAX_PATH_BYTES and fill():
+            pass
+        nul = buffer.find(b"\0")
+        if nul < 0:
+            if not buffer:
+                return
+            # No path here (a notice, or a path too long to be real): skip to the next line.
+            newline = buffer.find(b"\n")
+            while newline < 0 and fill():
+                buffer = buffer[-1:]  # keep memory bounded while draining
+                newline = buffer.find(b"\n")
+            if newline < 0:
+                return
+            buffer = buffer[newline + 1 :]
             continue
-        # An over-long line: keep its start, drain the rest.
+        path, buffer = buffer[:nul], buffer[nul + 1 :]
+        while b"\n" not in buffer and len(buffer) < MAX_RECORD_BYTES and fill():
+            pass
+        newline = buffer.find(b"\n")
+        if newline >= 0:
+            rest, buffer = buffer[:newline], buffer[newline + 1 :]
+            yield path, rest
+            continue
+        rest, buffer = buffer[:MAX_RECORD_BYTES], buffer[MAX_RECORD_BYTES:]
+        # An over-long line: keep its start, drain the rest of it.
         while True:
-            rest = stream.readline(MAX_RECORD_BYTES)
-            if not rest or rest.endswith(b"\n"):
+            newline = buffer.find(b"\n")
+            if newline >= 0:
+                buffer = buffer[newline + 1 :]
                 break
-        yield chunk
+            buffer = b""
+            if not fill():
+                break
+        yield path, rest
 
 
 def _regex_error(stderr: bytes) -> str:

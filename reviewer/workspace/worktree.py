@@ -10,12 +10,32 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from pathlib import Path
 
 from reviewer.errors import ToolError
 from reviewer.gitcmd import run_git
 from reviewer.workspace.base import Kind, Listing, Workspace
 
 _TRACKED_MODE_KINDS = {b"120000": Kind.LINK, b"160000": Kind.SUBMODULE}
+
+
+def plain_file_on_disk(root: Path, rel: str) -> bool:
+    """True when `rel` is, on disk, a regular file with one link and no symlink on its way.
+
+    What a search engine read from disk is only shown when this holds, whatever the
+    workspace's listing says: the disk may have changed under a checked-out commit.
+    """
+    current = str(root)
+    parts = rel.split("/")
+    try:
+        for part in parts[:-1]:
+            current = os.path.join(current, part)
+            if not stat.S_ISDIR(os.lstat(current).st_mode):
+                return False
+        info = os.lstat(os.path.join(current, parts[-1]))
+    except OSError:
+        return False
+    return stat.S_ISREG(info.st_mode) and info.st_nlink == 1
 
 
 class WorktreeWorkspace(Workspace):
@@ -64,6 +84,11 @@ class WorktreeWorkspace(Workspace):
             return Kind.DIR
         return Kind.OTHER
 
+    def _check_file(self, rel: str, raw: object) -> None:
+        links = os.lstat(self._abs(rel)).st_nlink
+        if links > 1:
+            raise ToolError(_hard_link_message(raw, links))
+
     def _link_target(self, rel: str) -> str:
         return os.readlink(self._abs(rel))
 
@@ -86,10 +111,7 @@ class WorktreeWorkspace(Workspace):
             if not stat.S_ISREG(info.st_mode):
                 raise ToolError(f"'{rel}' is not a regular file.")
             if info.st_nlink > 1:
-                raise ToolError(
-                    f"'{rel}' has {info.st_nlink} hard links; it is not read because a hard "
-                    "link can alias a file outside the repository."
-                )
+                raise ToolError(_hard_link_message(rel, info.st_nlink))
             chunks, remaining = [], limit
             while remaining > 0:
                 chunk = os.read(fd, min(remaining, 1 << 20))
@@ -103,3 +125,10 @@ class WorktreeWorkspace(Workspace):
 
     def _abs(self, rel: str) -> str:
         return os.path.join(str(self.root), rel) if rel else str(self.root)
+
+
+def _hard_link_message(path: object, links: int) -> str:
+    return (
+        f"'{path}' has {links} hard links; it is not read because a hard link can alias a "
+        "file outside the repository."
+    )
