@@ -98,3 +98,29 @@ def popen_git(repo: Path, args: Sequence[str]) -> subprocess.Popen[bytes]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
+
+
+def run_git_parallel(
+    repo: Path, commands: Sequence[Sequence[str]], *, timeout: float = 60.0
+) -> list[bytes]:
+    """Run several read-only git commands at once; their outputs, in order. Any failure
+    raises like `run_git` would."""
+    procs = [(args, popen_git(repo, args)) for args in commands]
+    outputs = []
+    try:
+        for args, proc in procs:
+            try:
+                out, err = proc.communicate(timeout=timeout)
+            except subprocess.TimeoutExpired as exc:
+                raise ReviewerError(
+                    f"git {args[0]} took longer than {timeout:.0f} s in {repo}"
+                ) from exc
+            if proc.returncode != 0:
+                raise GitFailed(args, proc.returncode, err)
+            outputs.append(out)
+    finally:
+        for _args, proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    return outputs

@@ -75,7 +75,10 @@ MORE_NOTICE = "there are more"
 # Search has three engine paths: ripgrep over the working tree, ripgrep over a clean checkout
 # of the reviewed commit, and `git grep -P` over the objects of a commit that is not checked
 # out. "revision" is HEAD of a clean checkout in every scene; HEAD~1 is never checked out.
-ENGINES = ("worktree", "revision", "revision-unchecked")
+# revision-unchecked: HEAD~1 with a clean checkout of HEAD (rg on disk for what is the same,
+# git grep over objects for what differs); revision-objects: the same commit when nothing
+# on disk can be trusted (git grep over objects alone).
+ENGINES = ("worktree", "revision", "revision-unchecked", "revision-objects")
 assert set(WORKSPACE_MODES) == {"worktree", "revision"}
 
 
@@ -265,12 +268,16 @@ class Scene:
             workspace = workspace_for(self.repo, mode)
         elif mode == "revision-unchecked":
             workspace = self.repo.revision("HEAD~1")
+        elif mode == "revision-objects":
+            workspace = self.repo.revision("HEAD~1")
+            # What a dirty working tree gives: no file on disk may stand in for the commit.
+            workspace.__dict__["disk_differences"] = None
         else:
             raise AssertionError(mode)
         # The engine a search uses follows from these; check the premise, not just the label.
         if mode == "revision":
             assert isinstance(workspace, RevisionWorkspace) and workspace.matches_checkout
-        if mode == "revision-unchecked":
+        if mode in ("revision-unchecked", "revision-objects"):
             assert isinstance(workspace, RevisionWorkspace) and not workspace.matches_checkout
         return workspace
 
@@ -393,7 +400,12 @@ def test_search_modes_select_the_three_engine_paths(hostile: Scene, mode: str) -
         max_hits=5,
         timeout=5.0,
     )
-    expected = "git grep" if mode == "revision-unchecked" else "rg"
+    expected = {
+        "worktree": "rg",
+        "revision": "rg",
+        "revision-unchecked": "rg+git grep",
+        "revision-objects": "git grep",
+    }[mode]
     assert outcome.engine == expected
     assert [hit.path for hit in outcome.hits] == ["docs/readme.txt"]
 
@@ -1411,6 +1423,7 @@ def test_glob_patterns_cannot_stall_the_process(tmp_path: Path) -> None:
         "worktree": ["--uncommitted"],
         "revision": ["--rev", "HEAD"],
         "revision-unchecked": ["--rev", "HEAD~1"],
+        "revision-objects": ["--rev", "HEAD~1"],
     }
     calls = [("list_files", {"pattern": GLOB_BOMB}, mode) for mode in WORKSPACE_MODES]
     calls += [("search_text", {"pattern": "x", "filePattern": GLOB_BOMB}, m) for m in ENGINES]

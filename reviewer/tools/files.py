@@ -9,8 +9,8 @@ from reviewer.errors import ToolError
 from reviewer.redact import mask_private_keys
 from reviewer.tools.base import END_ALIASES, PATH_ALIASES, START_ALIASES, Tool, param
 from reviewer.tools.text import cut_line, decode, human_size, is_binary, split_lines
-from reviewer.workspace import Kind, Workspace
-from reviewer.workspace.globs import glob_matcher
+from reviewer.workspace import Kind, Listing, Workspace
+from reviewer.workspace.globs import glob_matcher, required_text
 from reviewer.workspace.paths import check_glob
 
 MAX_READ_CHARS = 50_000
@@ -153,14 +153,19 @@ class ListFiles(Tool):
             glob = check_glob(self.pattern)
             matcher = glob_matcher(glob)
             offset = len(base) + 1 if base else 0
-            entries = [p for p in listing.under(base) if matcher.fullmatch(p, offset)]
+            needle = required_text(glob)
+            entries = [
+                p for p in listing.under(base) if needle in p and matcher.fullmatch(p, offset)
+            ]
             if not entries:
                 hint = ""
                 if "/" not in glob:
                     hint = f" A pattern without '/' matches only directly in it: try '**/{glob}'."
                 return f"No files match '{glob}' in {where}.{hint}"
         else:
-            entries = _children(listing.under(base), base)
+            dirs, files = listing.entries(base)
+            prefix = f"{base}/" if base else ""
+            entries = sorted([f"{prefix}{d}/" for d, _ in dirs] + [prefix + f for f in files])
             if not entries:
                 return f"{where} is empty."
         total = len(entries)
@@ -170,15 +175,6 @@ class ListFiles(Tool):
                 f"\n[Showing {MAX_ENTRIES} of {total:,} entries. Narrow with directory or pattern.]"
             )
         return "\n".join(shown)
-
-
-def _children(paths: list[str], base: str) -> list[str]:
-    offset = len(base) + 1 if base else 0
-    seen: dict[str, None] = {}
-    for path in paths:
-        slash = path.find("/", offset)
-        seen[path if slash < 0 else path[: slash + 1]] = None
-    return sorted(seen)
 
 
 def _label(kind: Kind | None, path: str) -> str:
@@ -206,15 +202,8 @@ class GetFileStructure(Tool):
 
     def run(self, workspace: Workspace) -> str:
         base = workspace.resolve_dir(self.path or "")
-        tree = _Tree()
-        offset = len(base) + 1 if base else 0
-        for path in workspace.listing.under(base):
-            parts = path[offset:].split("/", STRUCTURE_DEPTH)
-            if any(part.startswith(".") for part in parts[:STRUCTURE_DEPTH]):
-                continue
-            tree.add(parts)
         lines = [f"{base}/" if base else "./"]
-        omitted = tree.render(lines, indent=1)
+        omitted = _render_level(workspace.listing, base, lines, indent=1)
         if omitted:
             lines.append(
                 f"\n[Showing {MAX_STRUCTURE_LINES} lines; {omitted:,} more entries left out. "
@@ -223,43 +212,28 @@ class GetFileStructure(Tool):
         return "\n".join(lines)
 
 
-class _Tree:
-    __slots__ = ("count", "dirs", "files")
-
-    def __init__(self) -> None:
-        self.dirs: dict[str, _Tree] = {}
-        self.files: list[str] = []
-        self.count = 0
-
-    def add(self, parts: list[str]) -> None:
-        """Count a file whose path below the base is `parts` (split at most DEPTH times)."""
-        node = self
-        for part in parts[:-1][:STRUCTURE_DEPTH]:
-            node.count += 1
-            child = node.dirs.get(part)
-            if child is None:
-                child = node.dirs[part] = _Tree()
-            node = child
-        node.count += 1
-        if len(parts) <= STRUCTURE_DEPTH:
-            node.files.append(parts[-1])
-
-    def render(self, lines: list[str], indent: int) -> int:
-        """Append this node's entries to `lines`; return how many entries did not fit."""
-        omitted = 0
-        pad = "  " * indent
-        entries = sorted(self.dirs.items()) + [(f, None) for f in sorted(self.files)]
-        for index, (name, child) in enumerate(entries):
-            if len(lines) >= MAX_STRUCTURE_LINES or index >= MAX_STRUCTURE_CHILDREN:
-                rest = len(entries) - index
-                if len(lines) < MAX_STRUCTURE_LINES + 1:
-                    lines.append(f"{pad}… {rest:,} more")
-                return omitted + rest
-            if child is None:
-                lines.append(f"{pad}{name}")
-            elif indent >= STRUCTURE_DEPTH:
-                lines.append(f"{pad}{name}/ ({child.count:,} files)")
-            else:
-                lines.append(f"{pad}{name}/")
-                omitted += child.render(lines, indent + 1)
-        return omitted
+def _render_level(listing: Listing, rel: str, lines: list[str], indent: int) -> int:
+    """Append the entries of directory `rel`; return how many entries did not fit."""
+    dirs, files = listing.entries(rel)
+    visible = [(n, c) for n, c in sorted(dirs) if not n.startswith(".")]
+    entries: list[tuple[str, int | None]] = [
+        *visible,
+        *((name, None) for name in sorted(files) if not name.startswith(".")),
+    ]
+    pad = "  " * indent
+    omitted = 0
+    for index, (name, count) in enumerate(entries):
+        if len(lines) >= MAX_STRUCTURE_LINES or index >= MAX_STRUCTURE_CHILDREN:
+            rest = len(entries) - index
+            if len(lines) < MAX_STRUCTURE_LINES + 1:
+                lines.append(f"{pad}… {rest:,} more")
+            return omitted + rest
+        if count is None:
+            lines.append(f"{pad}{name}")
+        elif indent >= STRUCTURE_DEPTH:
+            lines.append(f"{pad}{name}/ ({count:,} files)")
+        else:
+            lines.append(f"{pad}{name}/")
+            child = f"{rel}/{name}" if rel else name
+            omitted += _render_level(listing, child, lines, indent + 1)
+    return omitted

@@ -47,6 +47,29 @@ class Listing:
         index = bisect.bisect_left(self.paths, prefix)
         return index < len(self.paths) and self.paths[index].startswith(prefix)
 
+    def entries(self, rel: str) -> tuple[list[tuple[str, int]], list[str]]:
+        """What directory `rel` holds: its subdirectories, each with how many files lie
+        below it, and its files. Found by bisecting the sorted paths, so a directory's
+        contents are skipped over, never walked."""
+        paths = self.paths
+        prefix = rel + "/" if rel else ""
+        index = bisect.bisect_left(paths, prefix) if prefix else 0
+        end = bisect.bisect_left(paths, rel + "0") if prefix else len(paths)
+        offset = len(prefix)
+        dirs: list[tuple[str, int]] = []
+        files: list[str] = []
+        while index < end:
+            path = paths[index]
+            slash = path.find("/", offset)
+            if slash < 0:
+                files.append(path[offset:])
+                index += 1
+                continue
+            after = bisect.bisect_left(paths, path[:slash] + "0", index, end)
+            dirs.append((path[offset:slash], after - index))
+            index = after
+        return dirs, files
+
     def under(self, rel: str) -> list[str]:
         """All paths below directory `rel` ('' for everything), sorted."""
         if rel == "":
@@ -148,7 +171,10 @@ class Workspace(ABC):
     def resolve_any(self, raw: object) -> tuple[str, bool]:
         """A file or a directory: its resolved path, and whether it is a file."""
         rel = self.normalize(raw)
-        resolved = self._follow_links(rel, str(raw)) if rel else rel
+        if not rel:
+            # The root: no need to list the files yet (a search can start without them).
+            return "", False
+        resolved = self._follow_links(rel, str(raw))
         if resolved in self.listing.kinds:
             return self.resolve_file(raw), True
         return self.resolve_dir(raw), False

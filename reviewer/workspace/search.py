@@ -16,6 +16,7 @@ import sys
 import sysconfig
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cache
@@ -60,6 +61,11 @@ def ripgrep_binary() -> str | None:
     return shutil.which("rg")
 
 
+# Past this many files that differ from the checkout, a commit is searched in git objects
+# alone: listing them all as pathspecs would cost more than it saves.
+MAX_OVERLAY_FILES = 2000
+
+
 def search(
     workspace: Workspace,
     pattern: str,
@@ -72,22 +78,63 @@ def search(
 ) -> SearchOutcome:
     """Find lines matching `pattern` in the files under `base` (a resolved path, '' = root)."""
     rg = ripgrep_binary()
-    on_disk = isinstance(workspace, WorktreeWorkspace) or (
-        isinstance(workspace, RevisionWorkspace) and workspace.matches_checkout
-    )
-    if rg and on_disk:
-        argv, parse, engine = _ripgrep_argv(rg, pattern, base, file_glob), _parse_rg, "rg"
+    if isinstance(workspace, WorktreeWorkspace):
+        plan = _Plan(on_disk=True, objects=None, untracked=True)
     else:
+        assert isinstance(workspace, RevisionWorkspace)
+        differences = workspace.disk_differences
+        if differences is not None and len(differences) <= MAX_OVERLAY_FILES:
+            # The checkout holds most of the commit: rg on disk for the rest, git grep for
+            # the files that differ.
+            plan = _Plan(on_disk=True, objects=differences, untracked=False)
+        else:
+            plan = _Plan(on_disk=False, objects=None, untracked=False)
+    started = time.monotonic()
+    outcomes: list[SearchOutcome] = []
+    if plan.on_disk:
+        if rg:
+            argv, parse, engine = _ripgrep_argv(rg, pattern, base, file_glob), _parse_rg, "rg"
+        else:
+            argv = _git_grep_argv(pattern, None, base, base_is_file, file_glob, plan.untracked)
+            parse, engine = _git_grep_parser(None), "git grep"
+        accept = _acceptor(workspace, base, file_glob, on_disk=True, skip=plan.objects)
+        outcome = _stream(argv, workspace.root, parse, accept, max_hits, timeout)
+        outcome.engine = engine
+        outcomes.append(outcome)
+    commit = getattr(workspace, "commit", None)
+    if commit and (not plan.on_disk or plan.objects):
         if rg:
             _validate_with_ripgrep(rg, pattern)
-        commit = None if on_disk else getattr(workspace, "commit", None)
-        untracked = isinstance(workspace, WorktreeWorkspace)
-        argv = _git_grep_argv(pattern, commit, base, base_is_file, file_glob, untracked)
-        parse, engine = _git_grep_parser(commit), "git grep"
-    accept = _acceptor(workspace, base, file_glob, on_disk)
-    outcome = _stream(argv, workspace.root, parse, accept, max_hits, timeout)
-    outcome.engine = engine
-    return outcome
+        only = sorted(plan.objects) if plan.on_disk and plan.objects else None
+        argv = _git_grep_argv(pattern, commit, base, base_is_file, file_glob, False, only)
+        accept = _acceptor(workspace, base, file_glob, on_disk=False, skip=None)
+        remaining = max(0.5, timeout - (time.monotonic() - started))
+        outcome = _stream(
+            argv, workspace.root, _git_grep_parser(commit), accept, max_hits, remaining
+        )
+        outcome.engine = "git grep"
+        outcomes.append(outcome)
+    return _merge(outcomes, max_hits)
+
+
+@dataclass(frozen=True)
+class _Plan:
+    on_disk: bool
+    # With on_disk: files to take from git objects instead (they differ on disk).
+    objects: frozenset[str] | None
+    untracked: bool
+
+
+def _merge(outcomes: list[SearchOutcome], max_hits: int) -> SearchOutcome:
+    if len(outcomes) == 1:
+        return outcomes[0]
+    hits = sorted((h for o in outcomes for h in o.hits), key=lambda h: (h.path, h.line))
+    return SearchOutcome(
+        hits=hits[:max_hits],
+        more=len(hits) > max_hits or any(o.more for o in outcomes),
+        timed_out=any(o.timed_out for o in outcomes),
+        engine="+".join(o.engine for o in outcomes),
+    )
 
 
 def _ripgrep_argv(rg: str, pattern: str, base: str, file_glob: str | None) -> list[str]:
@@ -134,6 +181,7 @@ def _git_grep_argv(
     base_is_file: bool,
     file_glob: str | None,
     untracked: bool,
+    only: list[str] | None = None,
 ) -> list[str]:
     args = ["grep", "-z", "-n", "-I", "-P", "--no-color", "--full-name", "-e", pattern]
     if untracked:
@@ -141,6 +189,9 @@ def _git_grep_argv(
     if commit:
         args.append(commit)
     args.append("--")
+    if only is not None:
+        # The files to read from objects; the base and glob are applied by the acceptor.
+        return git_argv([*args, *(f":(top,literal){path}" for path in only)])
     if file_glob and not base_is_file:
         relative = file_glob if "/" in file_glob else f"**/{file_glob}"
         prefix = _escape_glob(base) + "/" if base else ""
@@ -179,7 +230,11 @@ def _git_grep_parser(commit: str | None) -> Parser:
 
 
 def _acceptor(
-    workspace: Workspace, base: str, file_glob: str | None, on_disk: bool
+    workspace: Workspace,
+    base: str,
+    file_glob: str | None,
+    on_disk: bool,
+    skip: frozenset[str] | None,
 ) -> Callable[[str], bool]:
     matcher = basename_or_path_matcher(file_glob) if file_glob else None
     offset = len(base) + 1 if base else 0
@@ -189,6 +244,10 @@ def _acceptor(
         verdict = verdicts.get(path)
         if verdict is None:
             verdict = workspace.listing.kinds.get(path) is Kind.FILE
+            if verdict and skip is not None and path in skip:
+                verdict = False
+            if verdict and base and not (path == base or path.startswith(base + "/")):
+                verdict = False
             if verdict and matcher is not None:
                 verdict = matcher.fullmatch(path[offset:]) is not None
             if verdict and on_disk:
