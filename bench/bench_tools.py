@@ -203,11 +203,23 @@ ENGINE_PATHS: dict[str, tuple[str, Callable[[Path], Workspace]]] = {
         "revision HEAD, clean checkout (matches_checkout): rg on disk, filtered by the listing",
         lambda root: open_workspace(root, revision="HEAD"),
     ),
-    "objects": (
-        "revision HEAD~1, not checked out: git grep -P over git objects",
+    "overlay": (
+        "revision HEAD~1, not checked out, clean checkout of HEAD: rg on disk for the files "
+        "that are the same, git grep -P over objects for the one that differs",
         lambda root: open_workspace(root, revision="HEAD~1"),
     ),
+    "objects": (
+        "revision HEAD~1 when nothing on disk can stand in (a dirty working tree): "
+        "git grep -P over git objects only",
+        lambda root: _objects_only(open_workspace(root, revision="HEAD~1")),
+    ),
 }
+
+
+def _objects_only(workspace: Workspace) -> Workspace:
+    # What a dirty working tree gives; set on the instance so the column measures that path.
+    workspace.__dict__["disk_differences"] = None
+    return workspace
 
 _HIT_LINE = re.compile(r"^[^\n]+:\d+: ", re.MULTILINE)
 
@@ -230,8 +242,11 @@ def check_engine_paths(root: Path) -> None:
         sys.exit(
             "HEAD does not match the checkout (dirty or stat-dirty index): it would use git grep"
         )
-    if not isinstance(objects, RevisionWorkspace) or objects.matches_checkout:
-        sys.exit("HEAD~1 matches the checkout: the objects column would not use git grep")
+    if not isinstance(objects, RevisionWorkspace) or objects.disk_differences is not None:
+        sys.exit("the objects column would not use git grep alone")
+    overlay = ENGINE_PATHS["overlay"][1](root)
+    if not isinstance(overlay, RevisionWorkspace) or not overlay.disk_differences:
+        sys.exit("HEAD~1 does not differ from a clean checkout: no overlay column")
 
 
 @dataclass
