@@ -88,6 +88,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     review.set_defaults(handler=_review_command)
 
+    github = commands.add_parser(
+        "github",
+        help="the GitHub Action's entry: review the pull request and post the results",
+        description=(
+            "Review the pull request of this GitHub Actions run and post one review and one "
+            "summary comment. Reads GITHUB_EVENT_PATH, GITHUB_REPOSITORY, GITHUB_API_URL and "
+            "GITHUB_TOKEN, and the model settings of `reviewer review`. REVIEWER_CONFIG names a "
+            "settings file (read at the base revision); REVIEWER_FULL_REVIEW=true reviews the "
+            "whole pull request even when an earlier run reviewed part of it."
+        ),
+    )
+    github.set_defaults(handler=_github_command)
+
     tool = commands.add_parser(
         "tool",
         help="run one sandboxed tool and print exactly what the model would see",
@@ -159,6 +172,12 @@ def _review_command(args: argparse.Namespace) -> int:
     if any(review.settings.fails(f.severity) for f in result.findings):
         return int(ExitCode.FINDINGS)
     return int(ExitCode.OK)
+
+
+def _github_command(args: argparse.Namespace) -> int:
+    from reviewer.action import run_github
+
+    return run_github()
 
 
 def _report_outputs(formats: list[str], outputs: list[str]) -> list[tuple[str, str]]:

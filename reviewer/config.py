@@ -23,6 +23,10 @@ from reviewer.gitcmd import run_git
 CONFIG_FILE = ".reviewer.toml"
 PYPROJECT = "pyproject.toml"
 ENV_PREFIX = "REVIEWER_"
+# REVIEWER_* variables that steer a command rather than set a setting.
+NOT_SETTINGS = frozenset(
+    {"REVIEWER_CONFIG", "REVIEWER_FULL_REVIEW", "REVIEWER_PR", "REVIEWER_REPORT"}
+)
 FailOn = Literal["critical", "high", "medium", "low", "info", "none"]
 
 
@@ -84,6 +88,8 @@ def environment_layer(environ: Mapping[str, str]) -> Layer:
         if environ.get(name):
             values[key] = environ[name]
     for name, value in environ.items():
+        if name in NOT_SETTINGS:
+            continue
         if name.startswith(ENV_PREFIX) and value != "":
             key = name[len(ENV_PREFIX) :].lower()
             values[key] = _env_value(key, value)
@@ -118,6 +124,21 @@ def config_file_layer(root: Path, revision: str | None) -> Layer | None:
             where = f"[tool.reviewer] in {where}"
         return Layer(where, data)
     return None
+
+
+def file_at_revision_layer(root: Path, name: str, revision: str) -> Layer:
+    """A settings file the workflow names (the Action's `config` input), read at `revision`."""
+    text = _read_at(root, name.removeprefix("./"), revision)
+    where = f"{name} at {revision[:12]}"
+    if text is None:
+        raise ReviewerError(f"config: '{name}' does not exist at the base revision {revision[:12]}")
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ReviewerError(f"{where} is not valid TOML: {exc}") from exc
+    if Path(name).name == PYPROJECT:
+        data = data.get("tool", {}).get("reviewer", {})
+    return Layer(where, data)
 
 
 def explicit_file_layer(path: Path) -> Layer:
@@ -174,13 +195,15 @@ def load_settings(
     root: Path,
     config_revision: str | None,
     config_path: Path | None = None,
+    config_name: str | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> Settings:
-    file_layer = (
-        explicit_file_layer(config_path)
-        if config_path
-        else config_file_layer(root, config_revision)
-    )
+    if config_path:
+        file_layer = explicit_file_layer(config_path)
+    elif config_name and config_revision:
+        file_layer = file_at_revision_layer(root, config_name, config_revision)
+    else:
+        file_layer = config_file_layer(root, config_revision)
     cli = Layer("the command line", {k: v for k, v in flags.items() if v is not None})
     env = environment_layer(os.environ if environ is None else environ)
     return resolve_settings([cli, env, file_layer])

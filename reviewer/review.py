@@ -42,6 +42,13 @@ class ReviewRequest:
     # Settings given on the command line (None = not given).
     flags: dict[str, Any] = field(default_factory=dict)
     config_path: Path | None = None
+    # A settings file read at the base revision (the Action's `config` input).
+    config_name: str | None = None
+    # Review only what changed since this commit (an incremental review); anchoring and
+    # coverage still use the whole change.
+    since: str | None = None
+    # The change as its author describes it (a PR's title and body); else the commits'.
+    info: ChangeInfo | None = None
 
 
 @dataclass(frozen=True)
@@ -74,7 +81,11 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
     )
     # The rules come from the base side: the change cannot rewrite what it is judged by.
     settings = load_settings(
-        flags=request.flags, root=root, config_revision=base, config_path=request.config_path
+        flags=request.flags,
+        root=root,
+        config_revision=base,
+        config_path=request.config_path,
+        config_name=request.config_name,
     )
     require_model_settings(settings)
     redactor = Redactor()
@@ -84,16 +95,23 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
         WorktreeWorkspace(root) if head is None else RevisionWorkspace(root, head)
     )
     head_label = head or "working tree"
+    shown = change if not request.since else load_change(root, request.since, head)
+    info = request.info or _change_info(root, base_point, head, redactor)
     context = build_context(
-        change=change,
-        info=_change_info(root, base_point, head, redactor),
+        change=shown,
+        info=ChangeInfo(redactor(info.title), redactor(info.description), info.repository),
         settings=settings,
         revision_label=workspace.label,
         root=root,
         config_revision=base,
     )
     # The diff can hold committed secrets; they must not reach the model either.
-    context = replace(context, system=redactor(context.system), task=redactor(context.task))
+    context = replace(
+        context,
+        system=redactor(context.system),
+        task=redactor(context.task),
+        coverage=_whole_coverage(change, context.coverage),
+    )
 
     def result(outcome: AgentOutcome | None, summary: str, status: str, reason: str = "") -> Review:
         findings = _findings(outcome, change, workspace, redactor)
@@ -138,6 +156,18 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
         return result(outcome, outcome.submission.summary, "complete")
     summary = outcome.last_text or "The review did not finish; no summary was written."
     return result(outcome, summary, "incomplete", outcome.stop_reason)
+
+
+def _whole_coverage(change: Change, shown: tuple[FileCoverage, ...]) -> tuple[FileCoverage, ...]:
+    """Coverage of every file of the change: the files an incremental review did not show
+    are listed as unchanged since the last review, not dropped."""
+    seen = {c.path for c in shown}
+    rest = tuple(
+        FileCoverage(f.path, f.status, False, "unchanged since the last review")
+        for f in change.files
+        if f.path not in seen
+    )
+    return shown + rest
 
 
 def _check_submission(

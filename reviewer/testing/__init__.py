@@ -5,6 +5,8 @@ its names are re-exported here. This package does not import `fake_llm` itself, 
 `python -m reviewer.testing.fake_llm` runs the module fresh (no runpy double-import warning).
 """
 
+from reviewer.testing._gh_inject import Injection
+from reviewer.testing._gh_server import FakeGitHub, GitHubRequest
 from reviewer.testing._llm_script import ScriptError, Step, load_script
 from reviewer.testing._llm_server import FakeLLM, RecordedRequest
 from reviewer.testing._llm_steps import (
@@ -25,7 +27,10 @@ from reviewer.testing._llm_steps import (
 )
 
 __all__ = [
+    "FakeGitHub",
     "FakeLLM",
+    "GitHubRequest",
+    "Injection",
     "RecordedRequest",
     "ScriptError",
     "Step",

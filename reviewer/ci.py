@@ -1,0 +1,195 @@
+"""The GitHub Actions side of the world: the run's environment and event, and the files and
+workflow commands a step talks back through (outputs, job summary, masks, annotations).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from reviewer.errors import ReviewerError
+
+SUPPORTED_EVENTS = ("pull_request", "pull_request_target", "workflow_dispatch")
+DEFAULT_API_URL = "https://api.github.com"
+
+
+@dataclass(frozen=True)
+class PullRequestRef:
+    """What the event says of the pull request; shas are None when only the number is known."""
+
+    number: int
+    base_sha: str | None = None
+    head_sha: str | None = None
+    base_ref: str = ""
+    head_ref: str = ""
+    title: str = ""
+    body: str = ""
+    is_fork: bool = False
+
+
+@dataclass(frozen=True)
+class ActionsContext:
+    event_name: str
+    repository: str
+    api_url: str
+    server_url: str
+    workspace: Path
+    pull_request: PullRequestRef
+    token: str | None
+    output_file: Path | None
+    summary_file: Path | None
+    run_url: str | None
+    run_id: str
+
+    @property
+    def owner_and_name(self) -> tuple[str, str]:
+        owner, _, name = self.repository.partition("/")
+        return owner, name
+
+
+def load_context(environ: Mapping[str, str]) -> ActionsContext:
+    """Read the run's environment; every problem is one line that says what to fix."""
+    event_name = environ.get("GITHUB_EVENT_NAME", "")
+    event_path = environ.get("GITHUB_EVENT_PATH")
+    repository = environ.get("GITHUB_REPOSITORY", "")
+    if not event_path:
+        raise ReviewerError(
+            "GITHUB_EVENT_PATH is not set: `reviewer github` runs inside GitHub Actions; "
+            "use `reviewer review` elsewhere"
+        )
+    if "/" not in repository:
+        raise ReviewerError("GITHUB_REPOSITORY is not set to OWNER/NAME")
+    event = _read_event(Path(event_path))
+    if event_name not in SUPPORTED_EVENTS:
+        raise ReviewerError(
+            f"`reviewer github` reviews pull requests (events: {', '.join(SUPPORTED_EVENTS)}); "
+            f"this run is '{event_name or 'unknown'}'"
+        )
+    pull = _pull_request(event_name, event, environ)
+    server = environ.get("GITHUB_SERVER_URL", "https://github.com").rstrip("/")
+    run_id = environ.get("GITHUB_RUN_ID", "")
+    attempt = environ.get("GITHUB_RUN_ATTEMPT", "1")
+    return ActionsContext(
+        event_name=event_name,
+        repository=repository,
+        api_url=(environ.get("GITHUB_API_URL") or DEFAULT_API_URL).rstrip("/"),
+        server_url=server,
+        workspace=Path(environ.get("GITHUB_WORKSPACE") or "."),
+        pull_request=pull,
+        token=environ.get("GITHUB_TOKEN") or environ.get("INPUT_GITHUB-TOKEN") or None,
+        output_file=_optional_path(environ.get("GITHUB_OUTPUT")),
+        summary_file=_optional_path(environ.get("GITHUB_STEP_SUMMARY")),
+        run_url=f"{server}/{repository}/actions/runs/{run_id}" if run_id else None,
+        run_id=f"{run_id}-{attempt}" if run_id else secrets.token_hex(6),
+    )
+
+
+def _read_event(path: Path) -> dict[str, Any]:
+    try:
+        event = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ReviewerError(f"cannot read the event file {path}: {exc.strerror}") from exc
+    except json.JSONDecodeError as exc:
+        raise ReviewerError(f"the event file {path} is not JSON: {exc.msg}") from exc
+    if not isinstance(event, dict):
+        raise ReviewerError(f"the event file {path} does not hold an object")
+    return event
+
+
+def _pull_request(
+    event_name: str, event: dict[str, Any], environ: Mapping[str, str]
+) -> PullRequestRef:
+    if event_name == "workflow_dispatch":
+        inputs = event.get("inputs") or {}
+        raw = (
+            inputs.get("pr")
+            or inputs.get("pull_request")
+            or inputs.get("pr-number")
+            or environ.get("REVIEWER_PR")
+        )
+        try:
+            number = int(str(raw).strip().lstrip("#"))
+        except (TypeError, ValueError):
+            raise ReviewerError(
+                "workflow_dispatch needs the pull request number: add an input named `pr` "
+                "to the workflow (or set REVIEWER_PR)"
+            ) from None
+        return PullRequestRef(number=number)
+    pull = event.get("pull_request")
+    if not isinstance(pull, dict):
+        raise ReviewerError(f"the {event_name} event has no pull_request object")
+    base, head = pull.get("base") or {}, pull.get("head") or {}
+    head_repo = head.get("repo") or {}
+    base_repo = (base.get("repo") or {}).get("full_name")
+    return PullRequestRef(
+        number=int(pull.get("number") or event.get("number")),
+        base_sha=base.get("sha"),
+        head_sha=head.get("sha"),
+        base_ref=base.get("ref", ""),
+        head_ref=head.get("ref", ""),
+        title=pull.get("title") or "",
+        body=pull.get("body") or "",
+        # A deleted fork has no head repo: treat it as a fork (its token is read-only).
+        is_fork=not head_repo or head_repo.get("full_name") != base_repo,
+    )
+
+
+def _optional_path(value: str | None) -> Path | None:
+    return Path(value) if value else None
+
+
+# --- talking back to the runner ------------------------------------------------------------
+
+
+def add_mask(value: str | None, stream: TextIO | None = None) -> None:
+    """Ask the runner to hide `value` in the log, before it could ever be printed."""
+    if value and value.strip():
+        for line in value.splitlines():
+            if line.strip():
+                print(f"::add-mask::{line.strip()}", file=stream or sys.stdout, flush=True)
+
+
+def write_outputs(path: Path | None, outputs: Mapping[str, str]) -> None:
+    if path is None:
+        return
+    with path.open("a", encoding="utf-8") as handle:
+        for name, value in outputs.items():
+            if "\n" in value:
+                delimiter = f"ghadelimiter_{secrets.token_hex(8)}"
+                handle.write(f"{name}<<{delimiter}\n{value}\n{delimiter}\n")
+            else:
+                handle.write(f"{name}={value}\n")
+
+
+def append_summary(path: Path | None, markdown: str) -> None:
+    if path is None:
+        return
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(markdown if markdown.endswith("\n") else markdown + "\n")
+
+
+def escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def workflow_command(command: str, message: str, **properties: str | int | None) -> str:
+    props = ",".join(
+        f"{key}={escape_property(str(value))}"
+        for key, value in properties.items()
+        if value is not None
+    )
+    return f"::{command}{' ' + props if props else ''}::{escape_data(message)}"
+
+
+def is_actions(environ: Mapping[str, str] | None = None) -> bool:
+    return (environ if environ is not None else os.environ).get("GITHUB_ACTIONS") == "true"

@@ -1,0 +1,318 @@
+"""GitHub, through PyGithub (its only importer): read the pull request, post the review and
+the summary comment.
+
+PyGithub's own retry re-POSTs a review after a 5xx, which can create a second review, so it
+is switched off (`retry=None`) and retries are done here: reads are retried freely, a POST
+only after checking that the first attempt did not land. Rate limits wait as the server asks.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import requests
+from github import Auth, Github, GithubException
+from github.PullRequest import PullRequest
+
+from reviewer.diff import parse_hunks
+from reviewer.errors import ReviewerError
+from reviewer.report.github import SUMMARY_MARKER, fingerprints_in, run_marker
+
+T = TypeVar("T")
+_MAX_WAIT_SECONDS = 120.0
+_ATTEMPTS = 4
+
+
+class GitHubError(ReviewerError):
+    """GitHub refused or failed a request, for good."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class ReadOnlyToken(GitHubError):
+    """Writes are refused (403): a fork's pull request, or a token without pull-requests: write."""
+
+
+class InvalidAnchors(GitHubError):
+    """GitHub refused the review's comments (422): the anchors did not match its diff."""
+
+
+@dataclass(frozen=True)
+class PullInfo:
+    number: int
+    title: str
+    body: str
+    base_sha: str
+    head_sha: str
+    base_ref: str
+    head_ref: str
+    is_fork: bool
+    html_url: str
+
+
+class Commentable:
+    """Lines GitHub accepts review comments on, per file and side, from the PR's own patches."""
+
+    def __init__(self, patches: dict[str, str | None]) -> None:
+        self._lines: dict[tuple[str, str], dict[int, int]] = {}
+        for path, patch in patches.items():
+            if not patch:
+                continue
+            hunks, _adds, _dels = parse_hunks(patch.encode("utf-8", "surrogateescape"), path)
+            for index, hunk in enumerate(hunks):
+                for line in hunk.lines:
+                    if line.new_line is not None:
+                        self._lines.setdefault((path, "RIGHT"), {})[line.new_line] = index
+                    if line.old_line is not None:
+                        self._lines.setdefault((path, "LEFT"), {})[line.old_line] = index
+        self.paths = set(patches)
+
+    def accepts(self, path: str, side: str, line: int, start_line: int | None = None) -> bool:
+        hunks = self._lines.get((path, side), {})
+        if line not in hunks:
+            return False
+        return start_line is None or hunks.get(start_line) == hunks[line]
+
+
+class GitHubClient:
+    def __init__(
+        self,
+        api_url: str,
+        token: str,
+        repository: str,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+        log: Callable[[str], None] = lambda message: None,
+    ) -> None:
+        self.gh = Github(
+            base_url=api_url,
+            auth=Auth.Token(token),
+            retry=None,
+            per_page=100,
+            timeout=30,
+            lazy=True,
+            seconds_between_requests=None,
+            seconds_between_writes=None,
+        )
+        self.repository = repository
+        self.sleep = sleep
+        self.log = log
+        self._repo = self.gh.get_repo(repository)  # lazy client: no request
+        self._login: str | bool | None = False  # False: not asked yet
+
+    # --- reading ---------------------------------------------------------------------------
+
+    def pull(self, number: int) -> PullRequest:
+        return self._read(lambda: self._fetched(self._repo.get_pull(number)), f"read PR #{number}")
+
+    def pull_info(self, pull: PullRequest) -> PullInfo:
+        head_repo = pull.head.repo.full_name if pull.head.repo else None
+        return PullInfo(
+            number=pull.number,
+            title=pull.title or "",
+            body=pull.body or "",
+            base_sha=pull.base.sha,
+            head_sha=pull.head.sha,
+            base_ref=pull.base.ref,
+            head_ref=pull.head.ref,
+            is_fork=head_repo != self.repository,
+            html_url=pull.html_url,
+        )
+
+    def commentable(self, pull: PullRequest) -> Commentable:
+        files = self._read(
+            lambda: {f.filename: f.patch for f in pull.get_files()}, "list the PR's files"
+        )
+        return Commentable(files)
+
+    def is_ours(self, user: Any) -> bool:
+        """Whether `user` is the identity this client posts as. Anyone can write our markers
+        into a comment: only our own comments may say what was reviewed or posted."""
+        if self._login is False:
+            try:
+                self._login = self.gh.get_user().login
+            except GithubException:
+                self._login = None  # an Actions or App token: it may not read /user
+        if self._login:
+            return getattr(user, "login", None) == self._login
+        return getattr(user, "type", "") == "Bot"
+
+    def posted_fingerprints(self, pull: PullRequest) -> set[str]:
+        """Fingerprints of findings already on the PR: our inline comments and review bodies."""
+
+        def collect() -> set[str]:
+            found: set[str] = set()
+            for comment in pull.get_review_comments():
+                if self.is_ours(comment.user):
+                    found |= fingerprints_in(comment.body)
+            for review in pull.get_reviews():
+                if self.is_ours(review.user):
+                    found |= fingerprints_in(review.body)
+            return found
+
+        return self._read(collect, "read the PR's review comments")
+
+    def summary_comment(self, pull: PullRequest) -> Any | None:
+        def find() -> Any | None:
+            ours = [
+                c
+                for c in pull.get_issue_comments()
+                if SUMMARY_MARKER in (c.body or "") and self.is_ours(c.user)
+            ]
+            return ours[-1] if ours else None
+
+        return self._read(find, "read the PR's comments")
+
+    # --- writing ---------------------------------------------------------------------------
+
+    def post_review(
+        self,
+        pull: PullRequest,
+        head_sha: str,
+        body: str,
+        comments: list[dict[str, Any]],
+        run_id: str,
+    ) -> str:
+        """One COMMENT review; returns its URL. Never approves, never posts twice."""
+        commit = self._repo.get_commit(head_sha)  # lazy: no request
+
+        def landed() -> str | None:
+            marker = run_marker(run_id)
+            for review in pull.get_reviews():
+                if marker in (review.body or ""):
+                    return review.html_url
+            return None
+
+        def create() -> str:
+            kwargs: dict[str, Any] = {"commit": commit, "body": body, "event": "COMMENT"}
+            if comments:
+                kwargs["comments"] = comments
+            return pull.create_review(**kwargs).html_url
+
+        return self._write(create, "post the review", landed=landed)
+
+    def upsert_summary(self, pull: PullRequest, existing: Any | None, body: str) -> str:
+        if existing is not None:
+            self._write(lambda: existing.edit(body), "edit the summary comment", landed=None)
+            return existing.html_url
+        marker_check = body.split("\n", 1)[0]
+
+        def landed() -> str | None:
+            found = self.summary_comment(pull)
+            return found.html_url if found is not None and marker_check in found.body else None
+
+        return self._write(
+            lambda: pull.create_issue_comment(body).html_url,
+            "post the summary comment",
+            landed=landed,
+        )
+
+    # --- retries ---------------------------------------------------------------------------
+
+    def _read(self, action: Callable[[], T], what: str) -> T:
+        return self._attempt(action, what, landed=None, idempotent=True)
+
+    def _write(
+        self, action: Callable[[], T], what: str, landed: Callable[[], T | None] | None
+    ) -> T:
+        return self._attempt(action, what, landed=landed, idempotent=False)
+
+    def _attempt(
+        self,
+        action: Callable[[], T],
+        what: str,
+        landed: Callable[[], T | None] | None,
+        idempotent: bool,
+    ) -> T:
+        for attempt in range(1, _ATTEMPTS + 1):
+            try:
+                return action()
+            except GithubException as exc:
+                error = _classify(exc, what)
+                wait = _wait_for(exc)
+            except (requests.ConnectionError, requests.Timeout) as exc:
+                error = GitHubError(f"cannot reach GitHub to {what}: {type(exc).__name__}")
+                wait = 2.0 * attempt
+            if wait is None or attempt == _ATTEMPTS:
+                raise error
+            self.log(f"GitHub: {error}; retrying in {wait:.0f} s")
+            self.sleep(wait)
+            if not idempotent and landed is not None:
+                # A 5xx or a timeout can come after the write was stored: look before repeating.
+                done = landed()
+                if done is not None:
+                    return done
+        raise AssertionError("unreachable")
+
+    @staticmethod
+    def _fetched(pull: PullRequest) -> PullRequest:
+        _ = pull.head.sha  # a lazy object is fetched here, inside the retry
+        return pull
+
+
+def _classify(exc: GithubException, what: str) -> GitHubError:
+    message = _message(exc)
+    if exc.status == 401:
+        return GitHubError(
+            f"GitHub rejected the token (401) trying to {what}; check GITHUB_TOKEN", 401
+        )
+    if exc.status == 403 and not _is_rate_limit(exc):
+        return ReadOnlyToken(
+            f"GitHub refused to {what} (403: {message}); the token is read-only "
+            "(a fork's pull request, or permissions without `pull-requests: write`)",
+            403,
+        )
+    if exc.status == 404:
+        return GitHubError(f"GitHub could not find what it needed to {what} (404: {message})", 404)
+    if exc.status == 422:
+        return InvalidAnchors(f"GitHub refused to {what} (422: {message})", 422)
+    return GitHubError(f"GitHub failed to {what} ({exc.status}: {message})", exc.status)
+
+
+def _wait_for(exc: GithubException) -> float | None:
+    """Seconds to wait before a retry, or None when retrying cannot help."""
+    headers = {k.lower(): v for k, v in (exc.headers or {}).items()}
+    if exc.status in (403, 429) and _is_rate_limit(exc):
+        if "retry-after" in headers:
+            wait = _number(headers["retry-after"], 60.0)
+        elif headers.get("x-ratelimit-remaining") == "0" and "x-ratelimit-reset" in headers:
+            wait = _number(headers["x-ratelimit-reset"], 0.0) - time.time() + 1
+        else:
+            wait = 60.0
+        return max(wait, 0.0) if wait <= _MAX_WAIT_SECONDS else None
+    if exc.status is not None and exc.status >= 500:
+        return _number(headers.get("retry-after", ""), 2.0)
+    return None
+
+
+def _is_rate_limit(exc: GithubException) -> bool:
+    headers = {k.lower(): v for k, v in (exc.headers or {}).items()}
+    text = _message(exc).lower()
+    return (
+        exc.status == 429
+        or "rate limit" in text
+        or headers.get("x-ratelimit-remaining") == "0"
+        or "retry-after" in headers
+    )
+
+
+def _message(exc: GithubException) -> str:
+    data = exc.data if isinstance(exc.data, dict) else {}
+    message = str(data.get("message") or exc.message or "")
+    errors = data.get("errors")
+    if errors:
+        details = [e if isinstance(e, str) else e.get("message", str(e)) for e in errors]
+        message += ": " + "; ".join(str(d) for d in details)
+    return " ".join(message.split())[:300]
+
+
+def _number(text: str, default: float) -> float:
+    try:
+        return float(text)
+    except (TypeError, ValueError):
+        return default

@@ -1,0 +1,161 @@
+"""A fake GitHub REST API serving one real pull request, for testing the `github` command.
+
+    from reviewer.testing.fake_github import FakeGitHub
+
+    with FakeGitHub(repo_path, repository="acme/shop", number=7,
+                    base_ref="main", head_ref="feature") as fake:
+        gh = github.Github(base_url=fake.base_url, auth=github.Auth.Token("t"), retry=None,
+                           seconds_between_requests=None, seconds_between_writes=None)
+        pr = gh.get_repo("acme/shop").get_pull(7)
+        ...
+        assert fake.reviews[0]["state"] == "COMMENTED"
+        fake.assert_no_failures()
+
+The pull request is made from a real git repository: its diff is `git diff --find-renames
+base...head` (three dots: from the merge base, like GitHub's "Files changed"). The fake
+listens on 127.0.0.1 (never `localhost`: PyGithub refuses URLs whose host differs from its
+`base_url`), from a daemon thread, until `close()` or the end of the `with` block. Every URL
+it returns is absolute and built from `base_url`, GHES prefix (`prefix="/api/v3"`) included.
+
+Served (owner and name match case-insensitively; `/repositories/{id}/...` works too, as the
+`link` URLs use it):
+- `GET /repos/{o}/{r}`, `GET /repos/{o}/{r}/pulls/{n}` (JSON; with `Accept:
+  application/vnd.github.v3.diff` or `application/vnd.github.diff` the diff text, or GitHub's
+  406 `too_large` over `max_diff_files` / `max_diff_lines`), `.../pulls/{n}/files` (patch
+  omitted for binary files and content-less changes, at most `max_listed_files`),
+  `.../pulls/{n}/commits`, `.../commits/{sha}`, `.../issues/{n}`, the web `diff_url`;
+- reviews: `GET`/`POST .../pulls/{n}/reviews` (200), `GET`/`DELETE .../reviews/{id}` (delete:
+  pending only), `GET .../reviews/{id}/comments`;
+- review comments: `GET`/`POST .../pulls/{n}/comments` (201, "Validation Failed" errors),
+  `GET`/`PATCH`/`DELETE .../pulls/comments/{id}`;
+- issue comments: `GET`/`POST .../issues/{n}/comments` (201), `GET`/`PATCH`/`DELETE
+  .../issues/comments/{id}`;
+- `GET /users/{login}`, `GET /rate_limit`, and `GET /user`, which refuses an installation
+  token (a `[bot]` login) with 403 as GitHub does.
+
+Lists paginate like GitHub: `per_page` (30 by default, at most 100), `page`, and a `link`
+header `<URL>; rel="next", <URL>; rel="last"` (plus `prev`, `first`) when there is more than
+one page.
+
+A review POST is checked as GitHub checks it, all or nothing (nothing is stored on a 422):
+event `COMMENT`/`APPROVE`/`REQUEST_CHANGES` or omitted (a `PENDING` review, one per user);
+`APPROVE` by `github-actions[bot]` or by the author, `REQUEST_CHANGES` by the author, an
+empty `COMMENT`/`REQUEST_CHANGES` review; `commit_id` (default: the head) must be a commit the
+pull request has had, and anchors are resolved in the diff at that commit: `path` in the pull
+request, `line` (`side` RIGHT by default) inside a hunk on that side or a `position`,
+`start_line` before `line` in the same hunk. The 422 bodies are GitHub's:
+`{"message":"Unprocessable Entity","errors":["Line could not be resolved"],
+"documentation_url":"https://docs.github.com/rest/pulls/reviews#create-a-review-for-a-pull-request",
+"status":"422"}`. Issue comments: 65536 characters at most, only the author may edit or
+delete (403 otherwise).
+
+Beyond GitHub: `token` (when set, any other token gets 401 "Bad credentials"; `token X` and
+`Bearer X` both work; writes always need a token), `read_only` (every write gets 403
+"Resource not accessible by integration"; defaults to `fork`, like a fork's `pull_request`
+run), `inject(...)` and `rate_limit(...)` to script failures (`persist=True`: stored, then
+failed), `set_head(sha)` for a new push (reviews and comments stay; a comment follows its
+line when other changes shift it, and is outdated, `line` and `position` null, when its own
+line changed or left the diff, as on GitHub), `add_review`,
+`add_review_comment`, `add_issue_comment` to seed what a previous run or a person left,
+`event_payload()` for the `pull_request` event file of an Actions run.
+
+For assertions: `.reviews`, `.review_comments`, `.issue_comments` (the JSON GitHub would return),
+`.requests` (method, path, query, headers, body, status), `.rejections` (GitHub-style 4xx the
+fake gave), `.failures` (requests the fake could not serve, broken expectations such as
+`expect_commit_id=True`), `assert_no_failures()`.
+
+Run as a program: `python -m reviewer.testing.fake_github REPO --base main --head feature`
+prints the base URL and serves until interrupted; `--state FILE` writes the reviews and
+comments as JSON on exit; the exit code is 1 when failures were recorded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from types import FrameType
+
+from reviewer.testing._gh_inject import Injection
+from reviewer.testing._gh_server import FakeGitHub, GitHubRequest
+
+__all__ = ["FakeGitHub", "GitHubRequest", "Injection", "main"]
+
+
+def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m reviewer.testing.fake_github",
+        description="Serve one pull request of a local git repository as a fake GitHub API.",
+    )
+    parser.add_argument("repo", type=Path, help="the git repository")
+    parser.add_argument("--repository", default="acme/shop", help="owner/name")
+    parser.add_argument("--number", type=int, default=1)
+    parser.add_argument("--base", default="main", help="base branch (or --base-sha)")
+    parser.add_argument("--head", default="feature", help="head branch (or --head-sha)")
+    parser.add_argument("--base-sha")
+    parser.add_argument("--head-sha")
+    parser.add_argument("--title", default="Change things")
+    parser.add_argument("--body")
+    parser.add_argument("--author", default="octocat")
+    parser.add_argument("--fork", action="store_true", help="head in a fork; writes get 403")
+    parser.add_argument("--prefix", default="", help="GHES-style path prefix, e.g. /api/v3")
+    parser.add_argument("--token", help="refuse any other token with a 401")
+    parser.add_argument("--port", type=int, default=0, help="default: any free port")
+    parser.add_argument("--state", type=Path, help="write reviews and comments here on exit")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _arguments(argv)
+    try:
+        fake = FakeGitHub(
+            args.repo,
+            repository=args.repository,
+            number=args.number,
+            base_ref=args.base,
+            head_ref=args.head,
+            base_sha=args.base_sha,
+            head_sha=args.head_sha,
+            title=args.title,
+            body=args.body,
+            author=args.author,
+            fork=args.fork,
+            prefix=args.prefix,
+            token=args.token,
+            port=args.port,
+        )
+    except (OSError, ValueError) as exc:
+        print(f"fake_github: {exc}", file=sys.stderr)
+        return 2
+    stop = threading.Event()
+    if threading.current_thread() is threading.main_thread():
+
+        def on_signal(signum: int, frame: FrameType | None) -> None:
+            stop.set()
+
+        signal.signal(signal.SIGTERM, on_signal)
+    with fake:
+        print(fake.base_url, flush=True)
+        try:
+            while not stop.wait(0.1):
+                pass
+        except KeyboardInterrupt:
+            pass
+    if args.state is not None:
+        state = {
+            "reviews": fake.reviews,
+            "review_comments": fake.review_comments,
+            "issue_comments": fake.issue_comments,
+        }
+        args.state.write_text(json.dumps(state, indent=2) + "\n", encoding="utf-8")
+    for failure in fake.failures:
+        print(f"fake_github: {failure}", file=sys.stderr)
+    return 1 if fake.failures else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
