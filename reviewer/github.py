@@ -86,7 +86,7 @@ class GitHubClient:
         token: str,
         repository: str,
         *,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Callable[[float], None] | None = None,
         log: Callable[[str], None] = lambda message: None,
     ) -> None:
         self.gh = Github(
@@ -100,7 +100,8 @@ class GitHubClient:
             seconds_between_writes=None,
         )
         self.repository = repository
-        self.sleep = sleep
+        # Looked up at call time, so a test can replace time.sleep.
+        self.sleep = sleep or (lambda seconds: time.sleep(seconds))
         self.log = log
         self._repo = self.gh.get_repo(repository)  # lazy client: no request
         self._login: str | bool | None = False  # False: not asked yet

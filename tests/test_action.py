@@ -335,3 +335,25 @@ def test_markers_written_by_someone_else_are_ignored(
     assert len(github.review_comments) == 1
     ours = [c for c in github.issue_comments if c["user"]["login"] == "github-actions[bot]"]
     assert len(ours) == 1 and len(github.issue_comments) == 2
+
+
+def test_rate_limits_wait_as_github_asks(
+    github: FakeGitHub, pr_repo: GitRepo, tmp_path: Path, monkeypatch, capsys
+) -> None:
+    waits: list[float] = []
+    monkeypatch.setattr("reviewer.github.time.sleep", waits.append)
+    github.rate_limit("POST", "*/pulls/*/reviews", status=429, secondary=True, retry_after=7)
+    github.rate_limit("GET", "*/pulls/7/files", status=403, reset_in=30)
+    run = run_action(github, pr_repo.root, [submit(finding())], tmp_path, monkeypatch, capsys)
+    assert run.code == 0
+    assert len(github.reviews) == 1
+    assert waits[0] >= 25 and 7 in waits
+
+
+def test_nothing_posted_contains_a_secret(
+    github: FakeGitHub, pr_repo: GitRepo, tmp_path: Path, monkeypatch, capsys
+) -> None:
+    leaky = finding(body=f"The key is {API_KEY} and the token {TOKEN}.", suggestion=None)
+    run_action(github, pr_repo.root, [submit(leaky)], tmp_path, monkeypatch, capsys)
+    posted = json.dumps([github.reviews, github.review_comments, github.issue_comments])
+    assert API_KEY not in posted and TOKEN not in posted and "[REDACTED]" in posted
