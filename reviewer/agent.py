@@ -67,6 +67,9 @@ class Agent:
     redactor: Redactor
     events: AgentEvents | None = None
     clock: Callable[[], float] = time.monotonic
+    # An absolute deadline (of `clock`) shared with other loops of the same review; else
+    # max_seconds from the start of this loop.
+    deadline: float | None = None
 
     def run(self, system: str, task: str) -> AgentOutcome:
         return _Run(self, system, task).loop()
@@ -97,7 +100,7 @@ class _Run:
         self.last_text = ""
         self.unverified: list[FindingIn] = []
         self.started = agent.clock()
-        self.deadline = self.started + self.settings.max_seconds
+        self.deadline = agent.deadline or self.started + self.settings.max_seconds
 
     # --- the loop ------------------------------------------------------------------------
 

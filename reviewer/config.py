@@ -61,6 +61,9 @@ class Settings(BaseModel):
     max_tool_calls: int = Field(120, ge=0, description="Tool calls per review.")
     max_tokens: int = Field(2_000_000, ge=1_000, description="Prompt+completion tokens in all.")
     max_seconds: float = Field(900.0, gt=0, description="Wall time of the review, seconds.")
+    concurrency: int = Field(
+        4, ge=1, le=32, description="Batches of a large change reviewed at the same time."
+    )
 
     @field_validator("include", "exclude", mode="before")
     @classmethod

@@ -7,12 +7,14 @@ silently. Nothing from the process environment is passed to a template.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from jinja2 import ChoiceLoader, DictLoader, FileSystemLoader, StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
 
+from reviewer.batching import Piece, plan_batches
 from reviewer.config import Settings
 from reviewer.diff import Change, FileChange, Hunk
 from reviewer.findings import FileCoverage
@@ -36,13 +38,6 @@ class ChangeInfo:
     repository: str
 
 
-@dataclass(frozen=True)
-class ReviewContext:
-    system: str
-    task: str
-    coverage: tuple[FileCoverage, ...]
-
-
 def prompts_dir() -> Path:
     """Templates ship inside the wheel (reviewer/prompts); a source checkout has ./prompts."""
     packaged = Path(__file__).parent / "prompts"
@@ -62,10 +57,66 @@ def select_files(change: Change, settings: Settings) -> list[FileCoverage]:
             reason = "excluded by config"
         elif file.binary:
             reason = "binary file"
+        elif file.status == "deleted":
+            reason = ""
+        elif (kind := _not_source(file)) is not None:
+            reason = kind
         elif file.oversized:
-            reason = "diff too large"
+            reason = "diff over GitHub's per-file limit (500 KB / 20,000 lines)"
         coverage.append(FileCoverage(file.path, file.status, not reason, reason))
     return coverage
+
+
+_LOCK_FILES = frozenset(
+    {
+        "package-lock.json",
+        "npm-shrinkwrap.json",
+        "yarn.lock",
+        "pnpm-lock.yaml",
+        "bun.lockb",
+        "poetry.lock",
+        "Pipfile.lock",
+        "uv.lock",
+        "pdm.lock",
+        "Cargo.lock",
+        "go.sum",
+        "Gemfile.lock",
+        "composer.lock",
+        "mix.lock",
+        "pubspec.lock",
+        "Podfile.lock",
+        "packages.lock.json",
+        "flake.lock",
+        "gradle.lockfile",
+    }
+)
+_VENDOR_DIRS = frozenset(
+    {"vendor", "third_party", "third-party", "node_modules", "bower_components", "external"}
+)
+_GENERATED_NAME = re.compile(
+    r"(\.min\.(js|css)|\.pb\.go|_pb2(_grpc)?\.pyi?|\.pb\.(cc|h)|\.generated\.\w+|\.g\.dart"
+    r"|\.designer\.cs|_generated\.\w+|\.snap|\.map)$"
+)
+_GENERATED_MARK = re.compile(
+    r"@generated|DO NOT EDIT|Code generated .* DO NOT EDIT|auto-?generated", re.I
+)
+
+
+def _not_source(file: FileChange) -> str | None:
+    """Why a changed file is not worth the model's time: lock file, vendored, generated."""
+    parts = file.path.split("/")
+    if parts[-1] in _LOCK_FILES:
+        return "lock file"
+    if any(part in _VENDOR_DIRS for part in parts[:-1]):
+        return "vendored code"
+    if _GENERATED_NAME.search(parts[-1]):
+        return "generated file"
+    head = file.hunks[0] if file.hunks else None
+    if head is not None and head.new_start <= 1:
+        first = " ".join(line.text for line in head.lines[:5] if line.kind != "del")
+        if _GENERATED_MARK.search(first):
+            return "generated file"
+    return None
 
 
 def render_hunk(hunk: Hunk) -> list[str]:
@@ -107,7 +158,29 @@ def _describe(file: FileChange) -> str:
     return ", ".join(parts)
 
 
-def build_context(
+@dataclass(frozen=True)
+class BatchContext:
+    """The two messages of one agent loop, and what it covers."""
+
+    system: str
+    task: str
+    label: str
+    paths: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ReviewPlan:
+    batches: tuple[BatchContext, ...]
+    coverage: tuple[FileCoverage, ...]
+
+
+# The file list shown in every batch, for orientation; past this it is cut with a count.
+MAX_LISTED_FILES = 1000
+# A diff budget never goes below this, whatever the rest of the message takes.
+_MIN_DIFF_CHARS = 4000
+
+
+def build_plan(
     *,
     change: Change,
     info: ChangeInfo,
@@ -115,25 +188,11 @@ def build_context(
     revision_label: str,
     root: Path,
     config_revision: str | None,
-) -> ReviewContext:
+) -> ReviewPlan:
+    """The messages for one agent loop per batch. One batch when the diff fits the window."""
     coverage = select_files(change, settings)
-    budget_chars = int(settings.context_window * TASK_SHARE * CHARS_PER_TOKEN)
-    rendered: list[str] = []
-    used = 0
     files = {f.path: f for f in change.files}
-    final: list[FileCoverage] = []
-    for item in coverage:
-        if not item.reviewed:
-            final.append(item)
-            continue
-        text = render_file(files[item.path])
-        if used + len(text) > budget_chars:
-            final.append(FileCoverage(item.path, item.status, False, "over the context window"))
-            continue
-        used += len(text)
-        rendered.append(text)
-        final.append(item)
-    reviewed_paths = [c.path for c in final if c.reviewed]
+    reviewed = [files[c.path] for c in coverage if c.reviewed]
     environment = _environment(root, config_revision)
     values = {
         "repository": info.repository,
@@ -141,16 +200,70 @@ def build_context(
         "title": info.title,
         "description": info.description,
         "instructions": settings.instructions.strip(),
-        "path_instructions": _path_instructions(settings, reviewed_paths),
-        "files": final,
-        "skipped": [c for c in final if not c.reviewed],
-        "diff": "\n\n".join(rendered),
+        "files": coverage[:MAX_LISTED_FILES],
+        "more_files": max(0, len(coverage) - MAX_LISTED_FILES),
         "fence": _fence_for(info.description + info.title),
+        "batch": "",
     }
-    return ReviewContext(
-        system=environment.get_template("system.md.j2").render(values),
-        task=environment.get_template("task.md.j2").render(values),
-        coverage=tuple(final),
+    system = environment.get_template("system.md.j2").render(values)
+    task = environment.get_template("task.md.j2")
+    fixed = len(
+        task.render(
+            {
+                **values,
+                "diff": "",
+                "path_instructions": _path_instructions(settings, [f.path for f in reviewed]),
+            }
+        )
+    ) + len(system)
+    budget = max(
+        _MIN_DIFF_CHARS, int(settings.context_window * TASK_SHARE * CHARS_PER_TOKEN) - fixed
+    )
+    batches = plan_batches(reviewed, budget, lambda piece: len(render_piece(piece, budget)))
+    contexts = []
+    for number, batch in enumerate(batches, 1):
+        note = ""
+        if len(batches) > 1:
+            note = (
+                f"This change is too large for one request: it is reviewed in {len(batches)} "
+                f"parts. This is part {number}, with: {batch.label}. Review the files of this "
+                "part; the others are reviewed separately (you can still read any file)."
+            )
+        rendered = "\n\n".join(render_piece(piece, budget) for piece in batch.pieces)
+        batch_values = {
+            **values,
+            "batch": note,
+            "diff": rendered,
+            "path_instructions": _path_instructions(settings, batch.paths),
+        }
+        contexts.append(
+            BatchContext(
+                system=system,
+                task=task.render(batch_values),
+                label=batch.label,
+                paths=tuple(batch.paths),
+            )
+        )
+    return ReviewPlan(tuple(contexts), tuple(coverage))
+
+
+def render_piece(piece: Piece, budget: int) -> str:
+    """A file's diff, or some of its hunks; cut with directions when even one hunk is
+    larger than the budget (the model can read the rest with the tools)."""
+    file = piece.file
+    if piece.hunks is None:
+        text = render_file(file)
+    else:
+        header = f"### {file.path} ({_describe(file)}, {piece.part})"
+        text = "\n".join([header, *(ln for hunk in piece.hunks for ln in render_hunk(hunk))])
+    if len(text) <= budget:
+        return text
+    cut = text.rfind("\n", 0, budget - 200)
+    shown = text[: max(cut, 0)]
+    last = shown.rsplit("\n", 1)[-1].strip().split(" ", 1)[0]
+    return (
+        f"{shown}\n[The rest of this diff does not fit in one request ({len(text) - len(shown):,} "
+        f"more characters, after line {last}); read the file with read_file_lines.]"
     )
 
 

@@ -6,14 +6,15 @@ Reporting and the exit code are the caller's (the CLI's): this returns the neutr
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field, replace
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from reviewer.agent import Agent, AgentEvents, AgentOutcome
 from reviewer.anchor import merge_duplicates, place, split_reported
 from reviewer.config import Settings, load_settings, require_model_settings
-from reviewer.context import ChangeInfo, build_context
+from reviewer.context import BatchContext, ChangeInfo, build_plan
 from reviewer.diff import Change, load_change
 from reviewer.errors import ReviewerError, ToolError
 from reviewer.findings import FileCoverage, Finding, ReviewResult, Usage
@@ -97,7 +98,7 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
     head_label = head or "working tree"
     shown = change if not request.since else load_change(root, request.since, head)
     info = request.info or _change_info(root, base_point, head, redactor)
-    context = build_context(
+    plan = build_plan(
         change=shown,
         info=ChangeInfo(redactor(info.title), redactor(info.description), info.repository),
         settings=settings,
@@ -105,57 +106,98 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
         root=root,
         config_revision=base,
     )
-    # The diff can hold committed secrets; they must not reach the model either.
-    context = replace(
-        context,
-        system=redactor(context.system),
-        task=redactor(context.task),
-        coverage=_whole_coverage(change, context.coverage),
-    )
+    coverage = _whole_coverage(change, plan.coverage)
 
-    def result(outcome: AgentOutcome | None, summary: str, status: str, reason: str = "") -> Review:
-        findings = _findings(outcome, change, workspace, redactor)
+    def result(runs: list[tuple[BatchContext, AgentOutcome]], summary: str = "") -> Review:
+        complete = all(outcome.submission is not None for _, outcome in runs)
+        raw = [
+            finding
+            for _, outcome in runs
+            for finding in (
+                outcome.submission.findings if outcome.submission else outcome.unverified_findings
+            )
+        ]
+        findings = _place_all(raw, change, workspace, redactor)
         reported, suppressed = split_reported(
             findings, settings.min_severity, settings.max_findings
         )
+        outcomes = [outcome for _, outcome in runs]
         return Review(
             ReviewResult(
-                status=status,  # type: ignore[arg-type]
-                summary=redactor(summary),
+                status="complete" if complete else "incomplete",
+                summary=redactor(summary or _summary(runs)),
                 findings=tuple(reported),
                 suppressed=tuple(suppressed),
                 model=settings.model or "",
                 base=base_point,
                 head=head_label,
-                files=context.coverage,
-                usage=outcome.usage if outcome else Usage(),
+                files=coverage,
+                usage=sum((o.usage for o in outcomes), Usage()),
                 duration_seconds=round(time.monotonic() - started, 3),
-                tool_calls=outcome.tool_calls if outcome else 0,
-                turns=outcome.turns if outcome else 0,
-                incomplete_reason=reason,
+                tool_calls=sum(o.tool_calls for o in outcomes),
+                turns=sum(o.turns for o in outcomes),
+                incomplete_reason=_reasons(runs),
             ),
             settings,
-            outcome.transcript if outcome else [],
+            _transcript(runs),
         )
 
-    if not any(item.reviewed for item in context.coverage):
-        return result(None, _nothing_to_review(change, context.coverage), "complete")
+    if not plan.batches:
+        return result([], _nothing_to_review(change, coverage))
 
-    model = ChatModel(settings, on_retry=events.retrying if events else None)
     counter = LineCounter(workspace)
-    agent = Agent(
-        model=model,
-        workspace=workspace,
-        settings=settings,
-        validate=lambda submission: _check_submission(submission, change, workspace, counter),
-        redactor=redactor,
-        events=events,
+    deadline = started + settings.max_seconds
+
+    def review_batch(batch: BatchContext) -> AgentOutcome:
+        agent = Agent(
+            model=ChatModel(settings, on_retry=events.retrying if events else None),
+            workspace=workspace,
+            settings=settings,
+            validate=lambda submission: _check_submission(submission, change, workspace, counter),
+            redactor=redactor,
+            events=events,
+            deadline=deadline,
+        )
+        # The diff can hold committed secrets; they must not reach the model either.
+        return agent.run(redactor(batch.system), redactor(batch.task))
+
+    if len(plan.batches) == 1:
+        outcomes = [review_batch(plan.batches[0])]
+    else:
+        with ThreadPoolExecutor(max_workers=min(settings.concurrency, len(plan.batches))) as pool:
+            outcomes = list(pool.map(review_batch, plan.batches))
+    return result(list(zip(plan.batches, outcomes, strict=True)))
+
+
+def _summary(runs: list[tuple[BatchContext, AgentOutcome]]) -> str:
+    def text(outcome: AgentOutcome) -> str:
+        if outcome.submission is not None:
+            return outcome.submission.summary.strip()
+        return outcome.last_text.strip() or "This part did not finish; no summary was written."
+
+    if len(runs) == 1:
+        return text(runs[0][1])
+    return "\n\n".join(
+        f"**Part {number} of {len(runs)} ({batch.label}):** {text(outcome)}"
+        for number, (batch, outcome) in enumerate(runs, 1)
     )
-    outcome = agent.run(context.system, context.task)
-    if outcome.submission is not None:
-        return result(outcome, outcome.submission.summary, "complete")
-    summary = outcome.last_text or "The review did not finish; no summary was written."
-    return result(outcome, summary, "incomplete", outcome.stop_reason)
+
+
+def _reasons(runs: list[tuple[BatchContext, AgentOutcome]]) -> str:
+    failed = [(n, b, o) for n, (b, o) in enumerate(runs, 1) if o.submission is None]
+    if len(runs) == 1:
+        return failed[0][2].stop_reason if failed else ""
+    return "; ".join(f"part {n} ({b.label}): {o.stop_reason}" for n, b, o in failed)
+
+
+def _transcript(runs: list[tuple[BatchContext, AgentOutcome]]) -> list[dict[str, Any]]:
+    if len(runs) == 1:
+        return runs[0][1].transcript
+    entries: list[dict[str, Any]] = []
+    for number, (batch, outcome) in enumerate(runs, 1):
+        entries.append({"type": "batch", "part": number, "label": batch.label})
+        entries.extend(outcome.transcript)
+    return entries
 
 
 def _whole_coverage(change: Change, shown: tuple[FileCoverage, ...]) -> tuple[FileCoverage, ...]:
@@ -188,14 +230,9 @@ def _check_submission(
     return problems
 
 
-def _findings(
-    outcome: AgentOutcome | None, change: Change, workspace: Workspace, redactor: Redactor
+def _place_all(
+    raw: list[FindingIn], change: Change, workspace: Workspace, redactor: Redactor
 ) -> list[Finding]:
-    if outcome is None:
-        return []
-    raw: list[FindingIn] = (
-        outcome.submission.findings if outcome.submission else outcome.unverified_findings
-    )
     counter = LineCounter(workspace)
     placed = []
     for finding in raw:
