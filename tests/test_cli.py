@@ -123,3 +123,22 @@ def test_version_and_help() -> None:
     assert reviewer("--version").stdout == f"reviewer {__version__}\n"
     helped = reviewer("--help")
     assert helped.returncode == 0 and "tool" in helped.stdout
+
+
+def test_help_and_version_do_not_import_the_heavy_clients() -> None:
+    """Start-up stays fast: the clients and validation libraries load only when a command
+    needs them."""
+    probe = (
+        "import sys\n"
+        "from reviewer.cli import main\n"
+        "try:\n"
+        "    main(['--version'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "heavy = {'openai', 'github', 'pydantic', 'jinja2', 'httpx', 'requests', 'git'}\n"
+        "print(sorted(heavy & set(sys.modules)))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert proc.stdout.strip().endswith("[]"), proc.stdout
