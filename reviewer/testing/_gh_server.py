@@ -117,13 +117,7 @@ class FakeGitHub:
             expect_commit_id,
             self.rate.state,
         )
-        self._thread = threading.Thread(
-            target=self._server.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            name=f"fake-github-{self.port}",
-            daemon=True,
-        )
-        self._thread.start()
+        self._thread = self._server.serve_in_background(f"fake-github-{self.port}")
 
     # -- addresses, settings and state ------------------------------------------------------
 

@@ -47,6 +47,14 @@ class LoopbackServer(ThreadingHTTPServer):
         self._connections_lock = threading.Lock()
         super().__init__((host, port), _Handler)
 
+    def serve_in_background(self, name: str) -> threading.Thread:
+        """Serve from a daemon thread, started here; the fakes' one way to run."""
+        thread = threading.Thread(
+            target=self.serve_forever, kwargs={"poll_interval": 0.05}, name=name, daemon=True
+        )
+        thread.start()
+        return thread
+
     def server_bind(self) -> None:
         # HTTPServer.server_bind resolves the host name (getfqdn), which can stall for
         # seconds on machines without working reverse DNS; the name is never needed here.

@@ -115,13 +115,7 @@ class FakeLLM:
             HOST, port, answer=self._plan, closing=self._closing, done=self._done
         )
         self.port: int = self._server.server_address[1]
-        self._thread = threading.Thread(
-            target=self._server.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            name=f"fake-llm-{self.port}",
-            daemon=True,
-        )
-        self._thread.start()
+        self._thread = self._server.serve_in_background(f"fake-llm-{self.port}")
 
     @property
     def url(self) -> str:
