@@ -10,6 +10,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from reviewer.ci import (
     ActionsContext,
@@ -113,19 +114,19 @@ def run_github(environ: Mapping[str, str] | None = None) -> int:
 
 def _post(
     client: GitHubClient,
-    pull: object,
+    pull: Any,
     context: ActionsContext,
     result: ReviewResult,
     head_sha: str,
     base_sha: str,
     since: str | None,
-    existing: object | None,
+    existing: Any | None,
 ) -> Posting:
     posting = Posting()
     redact = Redactor()
     try:
-        commentable = client.commentable(pull)  # type: ignore[arg-type]
-        already = client.posted_fingerprints(pull)  # type: ignore[arg-type]
+        commentable = client.commentable(pull)
+        already = client.posted_fingerprints(pull)
         inline: list[Finding] = []
         for finding in result.findings:
             if finding.fingerprint in already or not finding.inline:
@@ -136,7 +137,7 @@ def _post(
         summary = redact(
             summary_comment(result, head=head_sha, base=base_sha, reviewed_since=since)
         )
-        posting.summary_url = client.upsert_summary(pull, existing, summary)  # type: ignore[arg-type]
+        posting.summary_url = client.upsert_summary(pull, existing, summary)
         # An incomplete review's findings stay in the summary: inline comments would look
         # like a finished review.
         if inline and result.complete:
@@ -154,7 +155,7 @@ def _post(
 
 def _post_review(
     client: GitHubClient,
-    pull: object,
+    pull: Any,
     context: ActionsContext,
     inline: list[Finding],
     head_sha: str,
@@ -182,7 +183,7 @@ def _post_review(
         )
         try:
             return client.post_review(
-                pull,  # type: ignore[arg-type]
+                pull,
                 head_sha,
                 body,
                 [
@@ -197,7 +198,7 @@ def _post_review(
 
 
 def _incremental_base(
-    root: Path, existing: object | None, head_sha: str, env: Mapping[str, str]
+    root: Path, existing: Any | None, head_sha: str, env: Mapping[str, str]
 ) -> str | None:
     """The head the last run reviewed, when only what came after it needs a review."""
     if (env.get("REVIEWER_FULL_REVIEW") or "").lower() in ("1", "true", "yes"):
