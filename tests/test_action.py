@@ -357,3 +357,24 @@ def test_nothing_posted_contains_a_secret(
     run_action(github, pr_repo.root, [submit(leaky)], tmp_path, monkeypatch, capsys)
     posted = json.dumps([github.reviews, github.review_comments, github.issue_comments])
     assert API_KEY not in posted and TOKEN not in posted and "[REDACTED]" in posted
+
+
+def test_github_enterprise_api_prefix(
+    pr_repo: GitRepo, tmp_path: Path, monkeypatch, capsys
+) -> None:
+    with FakeGitHub(
+        pr_repo.root,
+        repository="acme/shop",
+        number=7,
+        base_sha=pr_repo.git("rev-parse", "main").strip(),
+        head_sha=pr_repo.head(),
+        token=TOKEN,
+        prefix="/api/v3",
+    ) as enterprise:
+        assert enterprise.base_url.endswith("/api/v3")
+        run = run_action(
+            enterprise, pr_repo.root, [submit(finding())], tmp_path, monkeypatch, capsys
+        )
+        assert run.code == 0
+        assert len(enterprise.reviews) == 1 and len(enterprise.issue_comments) == 1
+        enterprise.assert_no_failures()
