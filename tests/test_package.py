@@ -40,8 +40,10 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> zipfile.ZipFile:
 
 def test_wheel_contains_every_module_and_prompt(wheel: zipfile.ZipFile) -> None:
     names = set(wheel.namelist())
-    for source in (PROJECT / "reviewer").rglob("*.py"):
-        assert source.relative_to(PROJECT).as_posix() in names
+    for source in (PROJECT / "reviewer").rglob("*"):
+        if source.is_file() and "__pycache__" not in source.parts:
+            # Modules, and what they read at run time: report templates, the JSON schema.
+            assert source.relative_to(PROJECT).as_posix() in names
     prompts = [p.name for p in (PROJECT / "prompts").iterdir() if p.is_file()]
     assert prompts
     for prompt in prompts:
