@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import git
+
 from reviewer.agent import Agent, AgentEvents, AgentOutcome
 from reviewer.anchor import merge_duplicates, place, split_reported
 from reviewer.config import Settings, load_settings, require_model_settings
@@ -32,6 +34,7 @@ from reviewer.workspace import (
 
 _DEFAULT_BASES = ("origin/HEAD", "main", "master", "origin/main", "origin/master")
 _MAX_DESCRIPTION_CHARS = 6000
+_MAX_COMMITS = 200
 
 
 @dataclass(frozen=True)
@@ -245,16 +248,24 @@ def _place_all(
 
 
 def _change_info(root: Path, base: str, head: str | None, redactor: Redactor) -> ChangeInfo:
-    """Title and description for a local review: the commits' own messages."""
+    """Title and description for a local review: the commits' own messages, oldest first.
+
+    GitPython reads them: commit objects with their declared encodings are its job, and
+    nothing here streams or caps output the way the sandboxed tools must.
+    """
     if head is None:
         return ChangeInfo("Uncommitted changes", "", root.name)
-    out = run_git(root, ["log", "--format=%s%x00%b%x1e", f"{base}..{head}"]).stdout
-    commits = [c.strip() for c in out.decode("utf-8", "replace").split("\x1e") if c.strip()]
-    if not commits:
+    repo = git.Repo(root)
+    try:
+        commits = list(repo.iter_commits(f"{base}..{head}", max_count=_MAX_COMMITS))
+        messages = [(str(c.summary), str(c.message).strip()) for c in reversed(commits)]
+    finally:
+        repo.close()
+    if not messages:
         return ChangeInfo("(no commits)", "", root.name)
-    subjects = [c.split("\x00", 1)[0] for c in commits]
-    title = subjects[0] if len(commits) == 1 else f"{len(commits)} commits: {subjects[0]}"
-    body = "\n\n".join(c.replace("\x00", "\n").strip() for c in reversed(commits))
+    newest = messages[-1][0]
+    title = newest if len(messages) == 1 else f"{len(messages)} commits: {newest}"
+    body = "\n\n".join(message for _summary, message in messages)
     return ChangeInfo(redactor(title), redactor(body[:_MAX_DESCRIPTION_CHARS]), root.name)
 
 
