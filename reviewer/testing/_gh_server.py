@@ -13,7 +13,6 @@ import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
@@ -28,7 +27,7 @@ from reviewer.testing._gh_objects import (
 )
 from reviewer.testing._gh_state import PullRequestInfo
 from reviewer.testing._gh_store import Limits, PullRequestStore
-from reviewer.testing._llm_http import LoopbackServer, Plan
+from reviewer.testing._llm_http import LoopbackFake, LoopbackServer, Plan
 from reviewer.testing._llm_wire import Answer
 
 HOST = "127.0.0.1"
@@ -46,7 +45,7 @@ class GitHubRequest:
     status: int
 
 
-class FakeGitHub:
+class FakeGitHub(LoopbackFake):
     """A fake GitHub REST API serving one pull request made from a real git repository.
 
     Serves from a daemon thread as soon as it is built; use it as a context manager or call
@@ -328,26 +327,6 @@ class FakeGitHub:
         return injection
 
     # -- lifecycle --------------------------------------------------------------------------
-
-    def close(self) -> None:
-        if self._closing.is_set():
-            return
-        self._closing.set()  # wakes delayed answers: they are dropped
-        self._server.shutdown()
-        self._server.server_close()
-        self._server.drop_connections()
-        self._thread.join()
-
-    def __enter__(self) -> FakeGitHub:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         number = self.store.info.number

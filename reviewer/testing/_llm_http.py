@@ -14,7 +14,8 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from types import TracebackType
+from typing import Any, Self
 
 from reviewer.testing._llm_wire import Answer
 
@@ -126,3 +127,32 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         """Silent: tests read `.requests`, and stderr stays for the code under test."""
+
+
+class LoopbackFake:
+    """What every fake server shares: closing once, and use as a context manager. Subclasses
+    set `_server` (a LoopbackServer), `_thread` (from serve_in_background) and `_closing`."""
+
+    _server: LoopbackServer
+    _thread: threading.Thread
+    _closing: threading.Event
+
+    def close(self) -> None:
+        if self._closing.is_set():
+            return
+        self._closing.set()  # wakes delayed answers: they are dropped
+        self._server.shutdown()
+        self._server.server_close()
+        self._server.drop_connections()
+        self._thread.join()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()

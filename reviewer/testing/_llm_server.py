@@ -13,11 +13,10 @@ import threading
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from types import TracebackType
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from reviewer.testing._llm_http import LoopbackServer, Plan
+from reviewer.testing._llm_http import LoopbackFake, LoopbackServer, Plan
 from reviewer.testing._llm_presets import render_error
 from reviewer.testing._llm_script import (
     ScriptError,
@@ -66,7 +65,7 @@ class _StepFailure(Exception):
         self.ends_script = False
 
 
-class FakeLLM:
+class FakeLLM(LoopbackFake):
     """A scripted OpenAI-compatible chat server on 127.0.0.1 (an ephemeral port by default).
 
     It serves from a daemon thread as soon as it is built; use it as a context manager or call
@@ -170,26 +169,6 @@ class FakeLLM:
     def assert_no_failures(self) -> None:
         failures = self.failures
         assert not failures, "fake LLM failures:\n" + "\n".join(failures)
-
-    def close(self) -> None:
-        if self._closing.is_set():
-            return
-        self._closing.set()  # wakes delayed answers: they are dropped
-        self._server.shutdown()
-        self._server.server_close()
-        self._server.drop_connections()
-        self._thread.join()
-
-    def __enter__(self) -> FakeLLM:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"FakeLLM({self.base_url!r}, steps_used={self.steps_used}/{len(self._steps)})"
