@@ -121,8 +121,9 @@ class _Run:
                 )
             self.turns += 1
             self.usage = self.usage + reply.usage
-            self.messages.append(reply.assistant_message())
-            self._record("reply", reply.assistant_message(), usage=reply.usage)
+            message = reply.assistant_message()
+            self.messages.append(message)
+            self._record("reply", message, usage=reply.usage)
             if reply.content:
                 self.last_text = reply.content
             if not reply.tool_calls:

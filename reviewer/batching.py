@@ -69,25 +69,27 @@ def group_key(path: str) -> str:
 
 
 def plan_batches(files: list[FileChange], budget: int, size: Callable[[Piece], int]) -> list[Batch]:
-    """Batches of pieces, each at most `budget` by `size` (characters of rendered diff)."""
-    groups: dict[str, list[FileChange]] = {}
-    for file in sorted(files, key=lambda f: f.path):
+    """Batches of pieces, each at most `budget` by `size` (characters of rendered diff).
+
+    `size` renders a piece, so it is asked once per piece (and once per hunk of a file
+    that must be split), never again while packing.
+    """
+    groups: dict[str, list[tuple[str, FileChange]]] = {}
+    for file in files:
         key = group_key(file.path)
         # Same directory, same module: a code file and its tests share a stem key; other
         # files of a directory join by directory so they land in the same batch if room.
-        groups.setdefault(key.split("::", 1)[0], []).append(file)
+        groups.setdefault(key.split("::", 1)[0], []).append((key, file))
     batches: list[list[Piece]] = []
     current: list[Piece] = []
     used = 0
     for _directory, members in sorted(groups.items()):
-        members.sort(key=lambda f: (group_key(f.path), f.path))
-        pieces = [piece for file in members for piece in _pieces(file, budget, size)]
-        group_size = sum(size(p) for p in pieces)
-        if current and used + group_size > budget:
+        members.sort(key=lambda member: (member[0], member[1].path))
+        sized = [pair for _key, file in members for pair in _pieces(file, budget, size)]
+        if current and used + sum(piece_size for _, piece_size in sized) > budget:
             batches.append(current)
             current, used = [], 0
-        for piece in pieces:
-            piece_size = size(piece)
+        for piece, piece_size in sized:
             if current and used + piece_size > budget:
                 batches.append(current)
                 current, used = [], 0
@@ -98,19 +100,24 @@ def plan_batches(files: list[FileChange], budget: int, size: Callable[[Piece], i
     return [Batch(tuple(pieces)) for pieces in batches]
 
 
-def _pieces(file: FileChange, budget: int, size: Callable[[Piece], int]) -> list[Piece]:
+def _pieces(file: FileChange, budget: int, size: Callable[[Piece], int]) -> list[tuple[Piece, int]]:
     whole = Piece(file)
-    if size(whole) <= budget or len(file.hunks) <= 1:
-        return [whole]
-    chunks: list[list[Hunk]] = [[]]
+    whole_size = size(whole)
+    if whole_size <= budget or len(file.hunks) <= 1:
+        return [(whole, whole_size)]
+    # Each hunk measured alone (its size counts the file header once more: a small,
+    # safe overestimate), so splitting costs one render per hunk, not one per prefix.
+    chunks: list[tuple[list[Hunk], int]] = [([], 0)]
     for hunk in file.hunks:
-        candidate = Piece(file, (*chunks[-1], hunk))
-        if chunks[-1] and size(candidate) > budget:
-            chunks.append([hunk])
+        hunk_size = size(Piece(file, (hunk,)))
+        hunks, chunk_size = chunks[-1]
+        if hunks and chunk_size + hunk_size > budget:
+            chunks.append(([hunk], hunk_size))
         else:
-            chunks[-1].append(hunk)
+            hunks.append(hunk)
+            chunks[-1] = (hunks, chunk_size + hunk_size)
     total = len(chunks)
     return [
-        Piece(file, tuple(chunk), f"part {index} of {total}")
-        for index, chunk in enumerate(chunks, 1)
+        (Piece(file, tuple(hunks), f"part {index} of {total}"), chunk_size)
+        for index, (hunks, chunk_size) in enumerate(chunks, 1)
     ]

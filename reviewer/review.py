@@ -110,6 +110,8 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
         config_revision=base,
     )
     coverage = _whole_coverage(change, plan.coverage)
+    # Files read to check findings are read once, for validation and for anchoring.
+    counter = LineCounter(workspace)
 
     def result(runs: list[tuple[BatchContext, AgentOutcome]], summary: str = "") -> Review:
         complete = all(outcome.submission is not None for _, outcome in runs)
@@ -120,7 +122,7 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
                 outcome.submission.findings if outcome.submission else outcome.unverified_findings
             )
         ]
-        findings = _place_all(raw, change, workspace, redactor)
+        findings = _place_all(raw, change, counter, redactor)
         reported, suppressed = split_reported(
             findings, settings.min_severity, settings.max_findings
         )
@@ -148,7 +150,6 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
     if not plan.batches:
         return result([], _nothing_to_review(change, coverage))
 
-    counter = LineCounter(workspace)
     deadline = started + settings.max_seconds
 
     def review_batch(batch: BatchContext) -> AgentOutcome:
@@ -234,9 +235,8 @@ def _check_submission(
 
 
 def _place_all(
-    raw: list[FindingIn], change: Change, workspace: Workspace, redactor: Redactor
+    raw: list[FindingIn], change: Change, counter: LineCounter, redactor: Redactor
 ) -> list[Finding]:
-    counter = LineCounter(workspace)
     placed = []
     for finding in raw:
         finding.title = redactor(finding.title)
