@@ -5,7 +5,6 @@ workflow commands a step talks back through (outputs, job summary, masks, annota
 from __future__ import annotations
 
 import json
-import os
 import secrets
 import sys
 from collections.abc import Mapping
@@ -189,7 +188,3 @@ def workflow_command(command: str, message: str, **properties: str | int | None)
         if value is not None
     )
     return f"::{command}{' ' + props if props else ''}::{escape_data(message)}"
-
-
-def is_actions(environ: Mapping[str, str] | None = None) -> bool:
-    return (environ if environ is not None else os.environ).get("GITHUB_ACTIONS") == "true"

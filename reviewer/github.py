@@ -100,8 +100,9 @@ class GitHubClient:
             seconds_between_writes=None,
         )
         self.repository = repository
-        # Looked up at call time, so a test can replace time.sleep.
-        self.sleep = sleep or (lambda seconds: time.sleep(seconds))
+        # Looked up at call time, so a test can replace `_sleep` (and only this client's
+        # waits: replacing time.sleep would reach every thread of the process).
+        self.sleep = sleep or (lambda seconds: _sleep(seconds))
         self.log = log
         self._repo = self.gh.get_repo(repository)  # lazy client: no request
         self._login: str | bool | None = False  # False: not asked yet
@@ -254,6 +255,10 @@ class GitHubClient:
     def _fetched(pull: PullRequest) -> PullRequest:
         _ = pull.head.sha  # a lazy object is fetched here, inside the retry
         return pull
+
+
+def _sleep(seconds: float) -> None:
+    time.sleep(seconds)
 
 
 def _classify(exc: GithubException, what: str) -> GitHubError:

@@ -110,11 +110,6 @@ def neutralize_line(text: str) -> str:
     return neutralize(one_line(text))
 
 
-def table_cell(text: str) -> str:
-    """Text for a table cell: one line, `|` escaped so it cannot add a column."""
-    return neutralize_line(text).replace("|", "\\|")
-
-
 def _closes(line: str, marks: str) -> bool:
     stripped = line.strip()
     return (
