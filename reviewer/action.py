@@ -1,6 +1,11 @@
-"""`reviewer github`: the Action's entry. Review the pull request's head against its merge
-base, then post one review and one summary comment, or fall back to the job summary and
-annotations when the token cannot write.
+"""`reviewer github`: the Action's entry. Review what of the pull request no complete run has
+reviewed yet, carry forward the findings that are still open, then post one review and one
+summary comment, or fall back to the job summary and annotations when the token cannot write.
+
+Across runs it fails closed (pr_state.py): the state advances only over reviewed work, the
+gate counts every open finding of the pull request, and the state is read only from a
+signed line of our own summary comment. A run that cannot review says so in an annotation,
+the job summary and the `status` output, and exits 2.
 """
 
 from __future__ import annotations
@@ -8,10 +13,11 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from reviewer.anchor import merge_duplicates, split_reported
 from reviewer.ci import (
     ActionsContext,
     add_mask,
@@ -22,23 +28,29 @@ from reviewer.ci import (
 )
 from reviewer.context import ChangeInfo
 from reviewer.errors import ExitCode, ReviewerError
-from reviewer.findings import Finding, ReviewResult
+from reviewer.findings import Finding, ReviewResult, Severity
 from reviewer.gitcmd import run_git
-from reviewer.github import GitHubClient, InvalidAnchors, ReadOnlyToken
+from reviewer.github import ACTIONS_BOT, GitHubClient, InvalidAnchors, ReadOnlyToken
+from reviewer.pr_fetch import ensure_commits
+from reviewer.pr_state import (
+    PullState,
+    changed_paths,
+    next_state,
+    read_state,
+    review_scope,
+    state_key,
+    state_line,
+    still_open,
+)
 from reviewer.progress import Progress
 from reviewer.redact import Redactor
 from reviewer.report import render, write_report
-from reviewer.report.github import (
-    annotations,
-    review_body,
-    review_comment,
-    summary_comment,
-    summary_state,
-)
-from reviewer.review import ReviewRequest, run_review
+from reviewer.report.github import annotations, review_body, review_comment, summary_comment
+from reviewer.report.mdtext import neutralize
+from reviewer.review import Review, ReviewRequest, run_review
 from reviewer.workspace import repository_root
 
-_DEEPEN_STEPS = (50, 500)
+NOT_REVIEWED = "not-reviewed"
 
 
 @dataclass
@@ -50,51 +62,138 @@ class Posting:
 
 def run_github(environ: Mapping[str, str] | None = None) -> int:
     env = os.environ if environ is None else environ
-    for secret in (env.get("GITHUB_TOKEN"), env.get("OPENAI_API_KEY")):
-        add_mask(secret)
-    context = load_context(env)
+    if env.get("GITHUB_ACTIONS") == "true":
+        # Only the runner reads these; anywhere else they would print the secrets.
+        for secret in (env.get("GITHUB_TOKEN"), env.get("OPENAI_API_KEY")):
+            add_mask(secret)
+    try:
+        context = load_context(env)
+        _require_model_key(context, env)
+        return _review_pull(context, env)
+    except ReviewerError as exc:
+        _say_not_reviewed(env, str(exc))
+        raise
+
+
+def _require_model_key(context: ActionsContext, env: Mapping[str, str]) -> None:
+    """Before anything is read or posted. A fork's `pull_request` run gets no secrets
+    (GitHub's rule), which is worth its own explanation."""
+    if (env.get("OPENAI_API_KEY") or "").strip():
+        return
+    if context.pull_request.is_fork:
+        raise ReviewerError(
+            "this pull request comes from a fork, and GitHub gives workflows that a fork "
+            "triggers no secrets, so OPENAI_API_KEY is empty and nothing was reviewed; a "
+            "maintainer can review it with workflow_dispatch, or the workflow can use "
+            "pull_request_target (see docs/examples/review.yml in reviewer)"
+        )
+    raise ReviewerError(
+        "missing the API key (OPENAI_API_KEY): pass `api-key: ${{ secrets.OPENAI_API_KEY }}` "
+        "to the action (any value works for a local server)"
+    )
+
+
+def _say_not_reviewed(env: Mapping[str, str], message: str) -> None:
+    """An error annotation, a job summary and the `status` output: a run that could not
+    review is visible where people look, not only in the log."""
+    if env.get("GITHUB_ACTIONS") != "true":
+        return
+    print(workflow_command("error", f"reviewer: {message}", title="Not reviewed"), flush=True)
+    summary = env.get("GITHUB_STEP_SUMMARY")
+    if summary:
+        append_summary(
+            Path(summary),
+            "## ⚠️ AI review: not reviewed\n\n"
+            f"{neutralize(message)}\n\n"
+            "This run did not review the pull request, so its check fails: an unreviewed "
+            "change never looks reviewed.\n",
+        )
+    output = env.get("GITHUB_OUTPUT")
+    if output:
+        write_outputs(Path(output), {"status": NOT_REVIEWED})
+
+
+def _review_pull(context: ActionsContext, env: Mapping[str, str]) -> int:
     if not context.token:
         raise ReviewerError(
             "GITHUB_TOKEN is not set: pass `github-token: ${{ secrets.GITHUB_TOKEN }}` to the "
             "action (or set GITHUB_TOKEN for the step)"
         )
-    client = GitHubClient(context.api_url, context.token, context.repository, log=_log)
+    client = GitHubClient(
+        context.api_url,
+        context.token,
+        context.repository,
+        log=_log,
+        bot_login=env.get("REVIEWER_BOT_LOGIN") or ACTIONS_BOT,
+    )
     pull = client.pull(context.pull_request.number)
     info = client.pull_info(pull)
     base_sha = context.pull_request.base_sha or info.base_sha
     head_sha = context.pull_request.head_sha or info.head_sha
     root = repository_root(context.workspace)
-    ensure_commits(root, base_sha, head_sha, info.number)
-    existing = client.summary_comment(pull)
-    since = _incremental_base(root, existing, head_sha, env)
+    ensure_commits(root, base_sha, head_sha, info.number, _log)
+    key = state_key(env.get("REVIEWER_STATE_KEY") or env.get("OPENAI_API_KEY") or "")
+    pull_id = f"{context.repository.lower()}#{info.number}"
+    existing, previous = _our_summary(client, pull, key, pull_id)
+    merge_base = run_git(root, ["merge-base", base_sha, head_sha]).stdout.decode().strip()
+    full = (env.get("REVIEWER_FULL_REVIEW") or "").strip().lower() in ("1", "true", "yes")
+    scope, previous = review_scope(
+        root,
+        previous,
+        changed_paths(root, merge_base, head_sha),
+        merge_base,
+        head_sha,
+        full=full,
+    )
+    _log(scope.note)
     review = run_review(
         ReviewRequest(
             repo=root,
             base=base_sha,
             head=head_sha,
             config_name=env.get("REVIEWER_CONFIG") or None,
-            since=since,
+            only=scope.only,
+            since=scope.since,
             info=ChangeInfo(info.title, info.body, context.repository),
         ),
         events=Progress(),
     )
-    result = review.result
+    result = _with_open_findings(review, previous, full)
     report_path = Path(
         env.get("REVIEWER_REPORT") or Path(env.get("RUNNER_TEMP") or ".") / "reviewer-report.json"
     )
     write_report(result, "json", report_path)
-    posting = _post(client, pull, context, result, head_sha, base_sha, since, existing)
+    state = next_state(
+        previous,
+        root=root,
+        head=head_sha,
+        complete=result.complete,
+        full=scope.only is None,
+        files=result.files,
+        findings=result.findings,
+    )
+    unlisted = {Severity(s): n for s, n in state.dropped.items() if n}
+    notes = () if scope.only is None else (f"This run: {scope.note}.",)
+    if unlisted:
+        notes += (
+            f"{sum(unlisted.values())} findings of earlier runs no longer fit in this comment's "
+            "memory; they still count until a complete full review (full-review: true).",
+        )
+    posting = _post(
+        client, pull, context, result, head_sha, existing, state_line(state, key, pull_id), notes
+    )
     markdown = render(result, "markdown")
     if posting.degraded:
         markdown = f"> **{posting.degraded}**\n\n{markdown}"
         for line in annotations(result.findings):
             print(line, flush=True)
     append_summary(context.summary_file, markdown)
-    highest = result.highest_severity()
+    open_severities = {f.severity for f in result.findings} | set(unlisted)
+    highest = max(open_severities, key=lambda s: s.rank, default=None)
     write_outputs(
         context.output_file,
         {
-            "findings": str(len(result.findings)),
+            "findings": str(len(result.findings) + sum(unlisted.values())),
             "highest-severity": highest.value if highest else "none",
             "report": str(report_path),
             "review-url": posting.review_url,
@@ -107,9 +206,50 @@ def run_github(environ: Mapping[str, str] | None = None) -> int:
             workflow_command("error", f"review incomplete: {result.incomplete_reason}"), flush=True
         )
         return int(ExitCode.INCOMPLETE)
-    if any(review.settings.fails(f.severity) for f in result.findings):
+    if any(review.settings.fails(severity) for severity in open_severities):
         return int(ExitCode.FINDINGS)
     return int(ExitCode.OK)
+
+
+def _our_summary(
+    client: GitHubClient, pull: Any, key: bytes, pull_id: str
+) -> tuple[Any | None, PullState | None]:
+    """Our summary comment and the state it carries: only a comment of ours whose state line
+    verifies counts; of several, the oldest (the one every run edits), said in the log."""
+    verified = []
+    for comment in client.summary_comments(pull):
+        state, problem = read_state(comment.body, key, pull_id)
+        if state is None:
+            _log(f"not using comment {comment.id} as the summary: {problem}")
+        else:
+            verified.append((comment, state))
+    if len(verified) > 1:
+        ids = ", ".join(str(comment.id) for comment, _ in verified)
+        _log(f"{len(verified)} summary comments of ours ({ids}); using the oldest")
+    return verified[0] if verified else (None, None)
+
+
+def _with_open_findings(review: Review, previous: PullState | None, full: bool) -> ReviewResult:
+    """This run's findings and the earlier ones whose code still stands: the gate and the
+    summary answer for the whole pull request, not only for the newest commits."""
+    result = review.result
+    if previous is None:
+        return result
+    known = {f.fingerprint for f in previous.findings}
+    this_run = [
+        replace(f, earlier=f.fingerprint in known) for f in (*result.findings, *result.suppressed)
+    ]
+    seen = {f.fingerprint for f in this_run}
+    carried = [
+        f
+        for f in still_open(previous.findings, review.change, review.lines)
+        if f.fingerprint not in seen
+    ]
+    merged: list[Finding] = merge_duplicates([*this_run, *carried])
+    reported, suppressed = split_reported(
+        merged, review.settings.min_severity, review.settings.max_findings
+    )
+    return replace(result, findings=tuple(reported), suppressed=tuple(suppressed), incremental=True)
 
 
 def _post(
@@ -118,9 +258,9 @@ def _post(
     context: ActionsContext,
     result: ReviewResult,
     head_sha: str,
-    base_sha: str,
-    since: str | None,
     existing: Any | None,
+    state: str,
+    notes: tuple[str, ...],
 ) -> Posting:
     posting = Posting()
     redact = Redactor()
@@ -134,9 +274,7 @@ def _post(
             start = finding.line if finding.end_line else None
             if commentable.accepts(finding.path, finding.side, finding.last_line, start):
                 inline.append(finding)
-        summary = redact(
-            summary_comment(result, head=head_sha, base=base_sha, reviewed_since=since)
-        )
+        summary = summary_comment(result, state_line=state, notes=notes, redact=redact)
         posting.summary_url = client.upsert_summary(pull, existing, summary)
         # An incomplete review's findings stay in the summary: inline comments would look
         # like a finished review.
@@ -172,95 +310,25 @@ def _post_review(
     for number, (comments, folded) in enumerate(attempts):
         if number > 0 and not folded:
             continue
-        body = redact(
-            review_body(
-                len(comments),
-                folded,
-                context.run_id,
-                posting.summary_url,
-                "GitHub refused their line anchors",
-            )
+        body = review_body(
+            len(comments),
+            folded,
+            context.run_id,
+            posting.summary_url,
+            "GitHub refused their line anchors",
+            redact=redact,
         )
         try:
             return client.post_review(
                 pull,
                 head_sha,
                 body,
-                [
-                    {**review_comment(f), "body": redact(review_comment(f)["body"])}
-                    for f in comments
-                ],
+                [review_comment(f, redact=redact) for f in comments],
                 context.run_id,
             )
         except InvalidAnchors as exc:
             _log(f"GitHub refused the review's comments ({exc}); trying again with fewer")
     raise ReviewerError("GitHub refused the review even without inline comments")
-
-
-def _incremental_base(
-    root: Path, existing: Any | None, head_sha: str, env: Mapping[str, str]
-) -> str | None:
-    """The head the last run reviewed, when only what came after it needs a review."""
-    if (env.get("REVIEWER_FULL_REVIEW") or "").lower() in ("1", "true", "yes"):
-        return None
-    last = summary_state(getattr(existing, "body", None)).get("head")
-    if not last or last == head_sha:
-        return None
-    is_ancestor = run_git(root, ["merge-base", "--is-ancestor", last, head_sha], check=False)
-    return last if is_ancestor.returncode == 0 else None  # a force-push: review it all
-
-
-def ensure_commits(root: Path, base_sha: str, head_sha: str, number: int) -> None:
-    """Fetch what a shallow checkout lacks: both commits, and history down to their merge
-    base. Fetching adds objects only; no code of the pull request is run."""
-    missing = [sha for sha in (base_sha, head_sha) if not _has_commit(root, sha)]
-    if missing:
-        _log("fetching the pull request's commits (the checkout lacks them)")
-        if not _fetch(root, missing):
-            _fetch(root, [f"+refs/pull/{number}/head:refs/remotes/origin/pr-{number}", *missing])
-    for depth in _DEEPEN_STEPS:
-        if _merge_base_found(root, base_sha, head_sha):
-            return
-        _log(f"fetching {depth} more commits of history (the checkout is shallow)")
-        _fetch(root, [f"--deepen={depth}", base_sha, head_sha])
-    if not _merge_base_found(root, base_sha, head_sha) and _is_shallow(root):
-        _fetch(root, ["--unshallow"])
-    if not _merge_base_found(root, base_sha, head_sha):
-        lacking = [sha[:12] for sha in (base_sha, head_sha) if not _has_commit(root, sha)]
-        problem = (
-            f"the checkout lacks commit {', '.join(lacking)}"
-            if lacking
-            else f"no merge base between {base_sha[:12]} and {head_sha[:12]}"
-        )
-        raise ReviewerError(
-            f"{problem} and fetching did not help; set `fetch-depth: 0` on actions/checkout"
-        )
-
-
-def _has_commit(root: Path, sha: str) -> bool:
-    proc = run_git(root, ["cat-file", "-e", f"{sha}^{{commit}}"], check=False)
-    return proc.returncode == 0
-
-
-def _merge_base_found(root: Path, base: str, head: str) -> bool:
-    if not (_has_commit(root, base) and _has_commit(root, head)):
-        return False
-    return run_git(root, ["merge-base", base, head], check=False).returncode == 0
-
-
-def _is_shallow(root: Path) -> bool:
-    proc = run_git(root, ["rev-parse", "--is-shallow-repository"], check=False)
-    return proc.stdout.strip() == b"true"
-
-
-def _fetch(root: Path, args: list[str]) -> bool:
-    proc = run_git(
-        root, ["fetch", "--no-tags", "--quiet", "origin", *args], timeout=300, check=False
-    )
-    if proc.returncode != 0:
-        lines = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-        _log(f"git fetch {' '.join(args)} failed: {lines[-1] if lines else proc.returncode}")
-    return proc.returncode == 0
 
 
 def _log(message: str) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from reviewer.diff import Change, DiffLine, FileChange
 from reviewer.errors import ToolError
-from reviewer.findings import Finding, Severity, fingerprint, sort_findings
+from reviewer.findings import Finding, Placement, Severity, Side, fingerprint, sort_findings
 from reviewer.submission import FindingIn, LineCounter
 
 MAX_EXCERPT_LINES = 12
@@ -18,11 +18,9 @@ def place(finding: FindingIn, change: Change, counter: LineCounter) -> Finding:
     line, end_line = finding.line, finding.end_line
     if end_line == line:
         end_line = None
-    placement, note = "summary", ""
-    if file is None:
-        note = f"'{finding.path}' is not changed by this review"
-    else:
-        placement, note, end_line = _placement(finding, file, end_line)
+    placement, note, end_line = placement_of(
+        change, finding.path, finding.line, end_line, finding.side, finding.suggestion is not None
+    )
     code = _excerpt(finding, file, counter)
     return Finding(
         path=finding.path,
@@ -35,19 +33,23 @@ def place(finding: FindingIn, change: Change, counter: LineCounter) -> Finding:
         body=finding.body.strip(),
         suggestion=finding.suggestion,
         fingerprint=fingerprint(finding.path, finding.title, code, finding.category),
-        placement=placement,  # type: ignore[arg-type]
+        placement=placement,
         placement_note=note,
         code=code,
     )
 
 
-def _placement(
-    finding: FindingIn, file: FileChange, end_line: int | None
-) -> tuple[str, str, int | None]:
-    side = finding.side
-    hunk = file.hunk_at(finding.line, side)
+def placement_of(
+    change: Change, path: str, line: int, end_line: int | None, side: Side, suggestion: bool
+) -> tuple[Placement, str, int | None]:
+    """Inline or summary-only for a finding at `line..end_line` of `path`, the note saying
+    why, and the end line the comment can cover."""
+    file = change.file(path)
+    if file is None:
+        return "summary", f"'{path}' is not changed by this review", end_line
+    hunk = file.hunk_at(line, side)
     if hunk is None:
-        return "summary", f"line {finding.line} is not part of the diff", end_line
+        return "summary", f"line {line} is not part of the diff", end_line
     if end_line is None:
         return "inline", "", None
     # GitHub takes a multi-line comment only when both ends sit in the same hunk.
@@ -55,11 +57,11 @@ def _placement(
     last_in_hunk = max(numbers)
     if end_line <= last_in_hunk:
         return "inline", "", end_line
-    if finding.suggestion is not None:
+    if suggestion:
         # A suggestion replaces exactly line..end_line: it cannot be cut to fit the hunk.
-        return "summary", f"lines {finding.line}-{end_line} reach beyond the diff hunk", end_line
-    clamped = last_in_hunk if last_in_hunk > finding.line else None
-    note = f"reported as lines {finding.line}-{end_line}; the comment covers the changed part"
+        return "summary", f"lines {line}-{end_line} reach beyond the diff hunk", end_line
+    clamped = last_in_hunk if last_in_hunk > line else None
+    note = f"reported as lines {line}-{end_line}; the comment covers the changed part"
     return "inline", note, clamped
 
 

@@ -61,6 +61,9 @@ class Finding:
     placement_note: str = ""
     # The code the finding points at (lines line..end_line of its side), for reports.
     code: str = ""
+    # Reported by an earlier run of the same pull request and still open (its code is
+    # unchanged); False for what this run found.
+    earlier: bool = False
 
     @property
     def inline(self) -> bool:
@@ -112,6 +115,8 @@ class FileCoverage:
     status: str
     reviewed: bool
     reason: str = ""
+    # Reviewed by an earlier run and unchanged since, so this run did not show it again.
+    earlier: bool = False
 
 
 @dataclass(frozen=True)
@@ -132,6 +137,8 @@ class ReviewResult:
     # Findings kept out of the reported list by min_severity or max_findings: annotated,
     # not dropped, so a report can still count or list them.
     suppressed: tuple[Finding, ...] = ()
+    # A pull request's later run: findings and files say what was new in this run.
+    incremental: bool = False
 
     @property
     def complete(self) -> bool:

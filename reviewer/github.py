@@ -19,11 +19,13 @@ from github.PullRequest import PullRequest
 
 from reviewer.diff import parse_hunks
 from reviewer.errors import ReviewerError
-from reviewer.report.github import SUMMARY_MARKER, fingerprints_in, run_marker
+from reviewer.report.github import comment_fingerprint, is_summary, last_line, review_marker_of
 
 T = TypeVar("T")
 _MAX_WAIT_SECONDS = 120.0
 _ATTEMPTS = 4
+# Who GITHUB_TOKEN acts as; a GitHub App's token acts as its own `<slug>[bot]`.
+ACTIONS_BOT = "github-actions[bot]"
 
 
 class GitHubError(ReviewerError):
@@ -88,6 +90,7 @@ class GitHubClient:
         *,
         sleep: Callable[[float], None] | None = None,
         log: Callable[[str], None] = lambda message: None,
+        bot_login: str = ACTIONS_BOT,
     ) -> None:
         self.gh = Github(
             base_url=api_url,
@@ -105,6 +108,7 @@ class GitHubClient:
         self.sleep = sleep or (lambda seconds: _sleep(seconds))
         self.log = log
         self._repo = self.gh.get_repo(repository)  # lazy client: no request
+        self.bot_login = bot_login
         self._login: str | bool | None = False  # False: not asked yet
 
     # --- reading ---------------------------------------------------------------------------
@@ -135,38 +139,45 @@ class GitHubClient:
     def is_ours(self, user: Any) -> bool:
         """Whether `user` is the identity this client posts as. Anyone can write our markers
         into a comment: only our own comments may say what was reviewed or posted."""
+        return getattr(user, "login", None) == self.login
+
+    @property
+    def login(self) -> str:
+        """The login the token acts as: `/user` answers for a personal token; an Actions or
+        App installation token may not read it, and then acts as `bot_login`."""
         if self._login is False:
             try:
                 self._login = self.gh.get_user().login
             except GithubException:
-                self._login = None  # an Actions or App token: it may not read /user
-        if self._login:
-            return getattr(user, "login", None) == self._login
-        return getattr(user, "type", "") == "Bot"
+                self._login = None
+            self.log(f"reading the bot's own comments as {self._login or self.bot_login}")
+        return self._login or self.bot_login
 
     def posted_fingerprints(self, pull: PullRequest) -> set[str]:
-        """Fingerprints of findings already on the PR: our inline comments and review bodies."""
+        """Fingerprints of findings already on the PR: our inline comments and review bodies,
+        each read from its last line only."""
 
         def collect() -> set[str]:
             found: set[str] = set()
             for comment in pull.get_review_comments():
-                if self.is_ours(comment.user):
-                    found |= fingerprints_in(comment.body)
+                fingerprint = comment_fingerprint(comment.body)
+                if fingerprint and self.is_ours(comment.user):
+                    found.add(fingerprint)
             for review in pull.get_reviews():
-                if self.is_ours(review.user):
-                    found |= fingerprints_in(review.body)
+                marker = review_marker_of(review.body)
+                if marker and self.is_ours(review.user):
+                    found |= marker[1]
             return found
 
         return self._read(collect, "read the PR's review comments")
 
-    def summary_comment(self, pull: PullRequest) -> Any | None:
-        def find() -> Any | None:
-            ours = [
-                c
-                for c in pull.get_issue_comments()
-                if SUMMARY_MARKER in (c.body or "") and self.is_ours(c.user)
+    def summary_comments(self, pull: PullRequest) -> list[Any]:
+        """Our comments that start with the summary marker, oldest first."""
+
+        def find() -> list[Any]:
+            return [
+                c for c in pull.get_issue_comments() if is_summary(c.body) and self.is_ours(c.user)
             ]
-            return ours[-1] if ours else None
 
         return self._read(find, "read the PR's comments")
 
@@ -184,9 +195,9 @@ class GitHubClient:
         commit = self._repo.get_commit(head_sha)  # lazy: no request
 
         def landed() -> str | None:
-            marker = run_marker(run_id)
             for review in pull.get_reviews():
-                if marker in (review.body or ""):
+                marker = review_marker_of(review.body)
+                if marker and marker[0] == run_id and self.is_ours(review.user):
                     return review.html_url
             return None
 
@@ -202,11 +213,13 @@ class GitHubClient:
         if existing is not None:
             self._write(lambda: existing.edit(body), "edit the summary comment", landed=None)
             return existing.html_url
-        marker_check = body.split("\n", 1)[0]
+        state = last_line(body)
 
         def landed() -> str | None:
-            found = self.summary_comment(pull)
-            return found.html_url if found is not None and marker_check in found.body else None
+            for found in self.summary_comments(pull):
+                if last_line(found.body) == state:
+                    return str(found.html_url)
+            return None
 
         return self._write(
             lambda: pull.create_issue_comment(body).html_url,

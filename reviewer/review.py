@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +16,7 @@ import git
 from reviewer.agent import Agent, AgentEvents, AgentOutcome
 from reviewer.anchor import merge_duplicates, place, split_reported
 from reviewer.config import Settings, load_settings, require_model_settings
-from reviewer.context import BatchContext, ChangeInfo, build_plan
+from reviewer.context import BatchContext, ChangeInfo, build_plan, select_files
 from reviewer.diff import Change, load_change
 from reviewer.errors import ReviewerError, ToolError
 from reviewer.findings import FileCoverage, Finding, ReviewResult, Usage
@@ -35,6 +35,8 @@ from reviewer.workspace import (
 _DEFAULT_BASES = ("origin/HEAD", "main", "master", "origin/main", "origin/master")
 _MAX_DESCRIPTION_CHARS = 6000
 _MAX_COMMITS = 200
+# A stop reason quoted in a file's coverage: the full reason is in the review's own.
+_MAX_REASON_CHARS = 200
 
 
 @dataclass(frozen=True)
@@ -48,8 +50,10 @@ class ReviewRequest:
     config_path: Path | None = None
     # A settings file read at the base revision (the Action's `config` input).
     config_name: str | None = None
-    # Review only what changed since this commit (an incremental review); anchoring and
-    # coverage still use the whole change.
+    # An incremental review: only the files in `only` are shown to the model, with their
+    # diff since the commit `since` when given (else their whole diff); the rest of the
+    # change was reviewed by an earlier run. Anchoring and coverage use the whole change.
+    only: frozenset[str] | None = None
     since: str | None = None
     # The change as its author describes it (a PR's title and body); else the commits'.
     info: ChangeInfo | None = None
@@ -60,6 +64,9 @@ class Review:
     result: ReviewResult
     settings: Settings
     transcript: list[dict[str, Any]]
+    # The whole change and the head's lines, as the findings were checked against them.
+    change: Change
+    lines: LineCounter
 
 
 def default_base(root: Path) -> str:
@@ -99,7 +106,7 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
         WorktreeWorkspace(root) if head is None else RevisionWorkspace(root, head)
     )
     head_label = head or "working tree"
-    shown = change if not request.since else load_change(root, request.since, head)
+    shown = _shown_change(root, change, head, request)
     info = request.info or _change_info(root, base_point, head, redactor)
     plan = build_plan(
         change=shown,
@@ -109,7 +116,7 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
         root=root,
         config_revision=base,
     )
-    coverage = _whole_coverage(change, plan.coverage)
+    coverage = _whole_coverage(change, plan.coverage, settings)
     # Files read to check findings are read once, for validation and for anchoring.
     counter = LineCounter(workspace)
 
@@ -136,7 +143,7 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
                 model=settings.model or "",
                 base=base_point,
                 head=head_label,
-                files=coverage,
+                files=_mark_unfinished(coverage, runs),
                 usage=sum((o.usage for o in outcomes), Usage()),
                 duration_seconds=round(time.monotonic() - started, 3),
                 tool_calls=sum(o.tool_calls for o in outcomes),
@@ -145,10 +152,12 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
             ),
             settings,
             _transcript(runs),
+            change,
+            counter,
         )
 
     if not plan.batches:
-        return result([], _nothing_to_review(change, coverage))
+        return result([], _nothing_to_review(change, coverage, incremental=shown is not change))
 
     deadline = started + settings.max_seconds
 
@@ -204,16 +213,51 @@ def _transcript(runs: list[tuple[BatchContext, AgentOutcome]]) -> list[dict[str,
     return entries
 
 
-def _whole_coverage(change: Change, shown: tuple[FileCoverage, ...]) -> tuple[FileCoverage, ...]:
-    """Coverage of every file of the change: the files an incremental review did not show
-    are listed as unchanged since the last review, not dropped."""
+def _shown_change(root: Path, change: Change, head: str | None, request: ReviewRequest) -> Change:
+    """What the model is shown: the whole change, or (incremental) the files still to review,
+    each with its diff since the last review. Files outside the change (a merge from the
+    base branch brings some) are never shown."""
+    if request.only is None and request.since is None:
+        return change
+    wanted = {f.path for f in change.files}
+    if request.only is not None:
+        wanted &= request.only
+    source = change if request.since is None else load_change(root, request.since, head)
+    return Change(source.base, source.head, tuple(f for f in source.files if f.path in wanted))
+
+
+def _whole_coverage(
+    change: Change, shown: tuple[FileCoverage, ...], settings: Settings
+) -> tuple[FileCoverage, ...]:
+    """Coverage of every file of the change. A file an incremental review did not show was
+    reviewed by an earlier run (it is unchanged since); one the settings skip stays skipped."""
     seen = {c.path for c in shown}
     rest = tuple(
-        FileCoverage(f.path, f.status, False, "unchanged since the last review")
-        for f in change.files
-        if f.path not in seen
+        replace(c, earlier=True) if c.reviewed else c
+        for c in select_files(change, settings)
+        if c.path not in seen
     )
     return shown + rest
+
+
+def _mark_unfinished(
+    coverage: tuple[FileCoverage, ...], runs: list[tuple[BatchContext, AgentOutcome]]
+) -> tuple[FileCoverage, ...]:
+    """A file counts as reviewed only when every loop that was shown it submitted a review."""
+    unfinished: dict[str, str] = {}
+    for number, (batch, outcome) in enumerate(runs, 1):
+        if outcome.submission is not None:
+            continue
+        where = f"part {number} of {len(runs)}" if len(runs) > 1 else "the review"
+        reason = " ".join(outcome.stop_reason.split())[:_MAX_REASON_CHARS]
+        for path in batch.paths:
+            unfinished.setdefault(path, f"did not finish ({where}: {reason})")
+    return tuple(
+        replace(c, reviewed=False, reason=unfinished[c.path])
+        if c.path in unfinished and c.reviewed and not c.earlier
+        else c
+        for c in coverage
+    )
 
 
 def _check_submission(
@@ -269,8 +313,15 @@ def _change_info(root: Path, base: str, head: str | None, redactor: Redactor) ->
     return ChangeInfo(redactor(title), redactor(body[:_MAX_DESCRIPTION_CHARS]), root.name)
 
 
-def _nothing_to_review(change: Change, coverage: tuple[FileCoverage, ...]) -> str:
+def _nothing_to_review(
+    change: Change, coverage: tuple[FileCoverage, ...], *, incremental: bool
+) -> str:
     if not change.files:
         return "No changes between the base and the head: nothing to review."
+    if incremental and all(c.earlier or not c.reviewed for c in coverage):
+        return (
+            "Nothing changed since the last complete review: every file was reviewed by an "
+            "earlier run; the model was not asked."
+        )
     reasons = ", ".join(sorted({c.reason for c in coverage}))
     return f"No file of this change needs review ({reasons}); the model was not asked."

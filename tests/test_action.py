@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from reviewer.cli import main
+from reviewer.pr_state import read_state, state_key
 from reviewer.testing import FakeLLM, reply, tool_call
 from reviewer.testing.fake_github import FakeGitHub
 from tests.conftest import GitRepo
@@ -199,7 +200,9 @@ def test_a_new_push_is_reviewed_incrementally(
     assert len(github.reviews) == 2
     assert [c["line"] for c in github.review_comments] == [6, 10]  # the old one not repeated
     (summary,) = github.issue_comments
-    assert f'"head":"{pr_repo.head()}"' in summary["body"] and first_head[:12] in summary["body"]
+    state, problem = read_state(summary["body"], state_key(API_KEY), "acme/shop#7")
+    assert state is not None, problem
+    assert state.reviewed_at == pr_repo.head() and first_head[:12] in summary["body"]
 
 
 def test_full_review_ignores_the_last_state(
@@ -224,7 +227,8 @@ def test_a_422_moves_the_comments_into_the_review_body(
     (review,) = github.reviews
     assert github.review_comments == []
     assert "Division by zero on an empty list" in review["body"]
-    assert "<!-- reviewer:fingerprint=" in review["body"]
+    assert review["body"].rsplit("\n", 1)[-1].startswith("<!-- reviewer:run=")
+    assert "fingerprints=" in review["body"].rsplit("\n", 1)[-1]
 
 
 def test_a_fork_with_a_read_only_token_falls_back_visibly(

@@ -548,9 +548,9 @@ TOP_KEYS = {
 }  # fmt: skip
 FINDING_KEYS = {
     "path", "line", "end_line", "side", "severity", "category", "title", "body", "suggestion",
-    "fingerprint", "inline", "placement_note", "code",
+    "fingerprint", "inline", "placement_note", "code", "earlier",
 }  # fmt: skip
-FILE_KEYS = {"path", "status", "reviewed", "reason"}
+FILE_KEYS = {"path", "status", "reviewed", "reason", "earlier"}
 USAGE_KEYS = {"prompt_tokens", "completion_tokens", "total_tokens", "requests"}
 COUNT_KEYS = {"critical", "high", "medium", "low", "info"}
 

@@ -7,21 +7,25 @@ Pure functions; github.py posts what these return.
 
 from __future__ import annotations
 
-import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from reviewer.ci import workflow_command
 from reviewer.findings import Finding, ReviewResult, Severity, sort_findings
 from reviewer.report.markdown import render_markdown
-from reviewer.report.mdtext import cap_text, fence, neutralize
+from reviewer.report.mdtext import cap_text, fence, inline_code, neutralize, neutralize_line
 
 # GitHub refuses bodies over 65,536 characters; leave room for markers and notes.
 MAX_BODY_CHARS = 60_000
+# The first line of the summary comment; its state is on the last line (pr_state.py).
 SUMMARY_MARKER = "<!-- reviewer:summary -->"
-_STATE = re.compile(r"<!-- reviewer:state (\{.*?\}) -->")
-_FINGERPRINT = re.compile(r"<!-- reviewer:fingerprint=([0-9a-f]{6,64}) -->")
-_RUN = "<!-- reviewer:run={run} -->"
+# Our markers are read back only from the last line of a body the bot wrote. Untrusted text
+# that looks like one anywhere in a body is broken up first (defuse_markers), so even a
+# reader that scanned the whole body could not be fooled.
+_ANY_MARKER = re.compile(r"(?i)(<!--\s*)(reviewer)(\s*:)")
+_FINGERPRINT = re.compile(r"<!-- reviewer:fingerprint=([0-9a-f]{16}) -->")
+_REVIEW = re.compile(r"<!-- reviewer:run=([A-Za-z0-9_.-]{1,80}) fingerprints=([0-9a-f,]*) -->")
 # GitHub shows 10 annotations of each level per step: the most severe go first.
 MAX_ANNOTATIONS = 30
 
@@ -41,39 +45,74 @@ _LEVEL = {
 }
 
 
+def defuse_markers(text: str) -> str:
+    """Text that holds nothing a reader of our markers could take for one: a zero-width
+    non-joiner goes between `reviewer` and its colon (invisible, and never in our markers)."""
+    return _ANY_MARKER.sub(lambda m: f"{m.group(1)}{m.group(2)}\u200c{m.group(3)}", text)
+
+
+def has_marker(text: str) -> bool:
+    return _ANY_MARKER.search(text) is not None
+
+
+def last_line(body: str | None) -> str:
+    return (body or "").rstrip().rsplit("\n", 1)[-1].strip()
+
+
 def fingerprint_marker(fingerprint: str) -> str:
     return f"<!-- reviewer:fingerprint={fingerprint} -->"
 
 
-def fingerprints_in(body: str | None) -> set[str]:
-    return set(_FINGERPRINT.findall(body or ""))
+def comment_fingerprint(body: str | None) -> str | None:
+    """The fingerprint an inline comment of ours ends with."""
+    match = _FINGERPRINT.fullmatch(last_line(body))
+    return match.group(1) if match else None
 
 
-def run_marker(run_id: str) -> str:
-    return _RUN.format(run=run_id)
+def review_marker(run_id: str, fingerprints: list[str]) -> str:
+    return f"<!-- reviewer:run={run_id} fingerprints={','.join(fingerprints)} -->"
 
 
-def comment_body(finding: Finding) -> str:
+def review_marker_of(body: str | None) -> tuple[str, set[str]] | None:
+    """(run id, fingerprints of the findings folded into it) from a review body of ours."""
+    match = _REVIEW.fullmatch(last_line(body))
+    if not match:
+        return None
+    return match.group(1), {fp for fp in match.group(2).split(",") if fp}
+
+
+def is_summary(body: str | None) -> bool:
+    return (body or "").split("\n", 1)[0].strip() == SUMMARY_MARKER
+
+
+def _same(text: str) -> str:
+    return text
+
+
+def comment_body(finding: Finding, *, redact: Callable[[str], str] = _same) -> str:
     """One inline comment: severity, title, the body, a suggestion block, the fingerprint."""
     category = f" · {finding.category}" if finding.category else ""
     parts = [f"{_LABEL[finding.severity]}{category}: {neutralize(finding.title)}", ""]
     parts.append(neutralize(finding.body))
     if finding.suggestion is not None and finding.side == "RIGHT":
-        suggestion = finding.suggestion.rstrip("\n")
-        parts += ["", fence(suggestion, "suggestion")]
+        if has_marker(finding.suggestion):
+            # A suggestion is applied as written, so it cannot be defused: it is left out.
+            parts += ["", "*(The suggested change holds a bot marker; see the JSON report.)*"]
+        else:
+            parts += ["", fence(finding.suggestion.rstrip("\n"), "suggestion")]
     if finding.placement_note:
         parts += ["", f"<sub>{neutralize(finding.placement_note)}</sub>"]
-    text, cut = cap_text("\n".join(parts), MAX_BODY_CHARS)
+    text, cut = cap_text(redact(defuse_markers("\n".join(parts))), MAX_BODY_CHARS)
     if cut:
         text += "\n\n*(cut: the comment was too long for GitHub)*"
     return f"{text}\n\n{fingerprint_marker(finding.fingerprint)}"
 
 
-def review_comment(finding: Finding) -> dict[str, Any]:
+def review_comment(finding: Finding, *, redact: Callable[[str], str] = _same) -> dict[str, Any]:
     """The `comments[]` entry of a review for an inline finding."""
     comment: dict[str, Any] = {
         "path": finding.path,
-        "body": comment_body(finding),
+        "body": comment_body(finding, redact=redact),
         "line": finding.last_line,
         "side": finding.side,
     }
@@ -84,10 +123,17 @@ def review_comment(finding: Finding) -> dict[str, Any]:
 
 
 def review_body(
-    new_inline: int, folded: list[Finding], run_id: str, summary_url: str | None, fold_reason: str
+    new_inline: int,
+    folded: list[Finding],
+    run_id: str,
+    summary_url: str | None,
+    fold_reason: str,
+    *,
+    redact: Callable[[str], str] = _same,
 ) -> str:
     """The review's own text: how many comments this run adds, and any that could not be
-    placed inline (they are written here in full, so none is lost)."""
+    placed inline (they are written here in full, so none is lost). Its last line names the
+    run and the folded findings' fingerprints."""
     where = f" ([summary]({summary_url}))" if summary_url else ""
     noun = "comment" if new_inline == 1 else "comments"
     lines = [f"**reviewer** added {new_inline} inline {noun} on this push{where}."]
@@ -95,47 +141,40 @@ def review_body(
         lines += ["", f"These findings could not be placed on their lines ({fold_reason}):", ""]
         for finding in sort_findings(folded):
             lines.append(_folded(finding))
-    lines += ["", run_marker(run_id)]
-    text, cut = cap_text("\n".join(lines), MAX_BODY_CHARS)
-    return text if not cut else text + "\n\n*(cut: see the summary comment for the rest)*"
+    text, cut = cap_text(redact(defuse_markers("\n".join(lines))), MAX_BODY_CHARS)
+    if cut:
+        text += "\n\n*(cut: see the summary comment for the rest)*"
+    return f"{text}\n\n{review_marker(run_id, [f.fingerprint for f in folded])}"
 
 
 def _folded(finding: Finding) -> str:
-    head = (
-        f"- {_LABEL[finding.severity]} `{finding.path}:{finding.line}`: {neutralize(finding.title)}"
-    )
+    where = inline_code(f"{finding.path}:{finding.line}")
+    head = f"- {_LABEL[finding.severity]} {where}: {neutralize_line(finding.title)}"
     body = "\n".join("  " + line for line in neutralize(finding.body).splitlines())
-    return f"{head}\n{body}\n  {fingerprint_marker(finding.fingerprint)}"
+    return f"{head}\n{body}"
 
 
 def summary_comment(
-    result: ReviewResult, *, head: str, base: str, note: str = "", reviewed_since: str | None = None
+    result: ReviewResult,
+    *,
+    state_line: str,
+    notes: tuple[str, ...] = (),
+    redact: Callable[[str], str] = _same,
 ) -> str:
-    """The one summary comment, edited in place on every run; its state marker records the
-    head it reviewed, for the next run's incremental review."""
-    state = json.dumps({"head": head, "base": base}, separators=(",", ":"))
-    parts = [SUMMARY_MARKER]
-    if note:
-        parts += [f"> {neutralize(note)}", ""]
-    if reviewed_since:
-        parts += [
-            f"*Reviewed the commits since `{reviewed_since[:12]}`; earlier findings stand.*",
-            "",
-        ]
-    parts.append(render_markdown(result, max_bytes=MAX_BODY_CHARS - 2_000, title="AI review"))
-    parts.append(f"<!-- reviewer:state {state} -->")
-    return "\n".join(parts)
+    """The one summary comment, edited in place on every run: the marker on its first line,
+    the report, and the state for the next run on its last line (signed: left as it is).
 
-
-def summary_state(body: str | None) -> dict[str, str]:
-    match = _STATE.search(body or "")
-    if not match:
-        return {}
-    try:
-        state = json.loads(match.group(1))
-    except json.JSONDecodeError:
-        return {}
-    return {k: v for k, v in state.items() if isinstance(k, str) and isinstance(v, str)}
+    Redaction can lengthen text, so the report is measured after it and rendered smaller
+    when it has to be."""
+    head = "".join(f"> {neutralize_line(note)}\n\n" for note in notes)
+    room = MAX_BODY_CHARS - len(state_line) - len(SUMMARY_MARKER) - 2
+    budget = room - len(head)
+    while True:
+        text = redact(defuse_markers(head + render_markdown(result, max_bytes=budget)))
+        if len(text) <= room or budget < 2_000:
+            break
+        budget -= len(text) - room + 100
+    return f"{SUMMARY_MARKER}\n{text.rstrip()}\n{state_line}"
 
 
 def annotations(findings: tuple[Finding, ...] | list[Finding]) -> list[str]:

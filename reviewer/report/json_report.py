@@ -10,6 +10,7 @@ within version 1; renaming, removing or retyping one needs version 2.
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -47,6 +48,10 @@ class FindingV1(_Strict):
     inline: bool = Field(description="True when the finding sits on a commentable diff line.")
     placement_note: str = Field(description="Why it is not inline, or how it was placed.")
     code: str = Field(description="The code the finding points at (its lines, its side).")
+    earlier: bool = Field(
+        False,
+        description="Reported by an earlier run of the same pull request and still open.",
+    )
 
 
 class CountsV1(_Strict):
@@ -62,6 +67,9 @@ class FileV1(_Strict):
     status: str = Field(description="added, modified, removed, renamed, ...")
     reviewed: bool
     reason: str = Field(description="Why the file was not reviewed; empty when it was.")
+    earlier: bool = Field(
+        False, description="Reviewed by an earlier run of the pull request; unchanged since."
+    )
 
 
 class UsageV1(_Strict):
@@ -127,10 +135,8 @@ def to_report(result: ReviewResult) -> ReportV1:
         model=result.model,
         base=result.base,
         head=result.head,
-        files=[
-            FileV1(path=f.path, status=f.status, reviewed=f.reviewed, reason=f.reason)
-            for f in result.files
-        ],
+        # The same fields on both sides: a new one cannot be forgotten in one direction.
+        files=[FileV1(**asdict(f)) for f in result.files],
         usage=UsageV1(
             prompt_tokens=usage.prompt_tokens,
             completion_tokens=usage.completion_tokens,
@@ -158,10 +164,7 @@ def parse_json(text: str | bytes) -> ReviewResult:
         model=report.model,
         base=report.base,
         head=report.head,
-        files=tuple(
-            FileCoverage(path=f.path, status=f.status, reviewed=f.reviewed, reason=f.reason)
-            for f in report.files
-        ),
+        files=tuple(FileCoverage(**f.model_dump()) for f in report.files),
         usage=Usage(
             prompt_tokens=report.usage.prompt_tokens,
             completion_tokens=report.usage.completion_tokens,
@@ -200,6 +203,7 @@ def _finding(finding: Finding) -> FindingV1:
         inline=finding.inline,
         placement_note=finding.placement_note,
         code=finding.code,
+        earlier=finding.earlier,
     )
 
 
@@ -218,4 +222,5 @@ def _from_finding(item: FindingV1) -> Finding:
         placement="inline" if item.inline else "summary",
         placement_note=item.placement_note,
         code=item.code,
+        earlier=item.earlier,
     )

@@ -20,9 +20,9 @@ from reviewer.findings import Finding, ReviewResult, Severity, sort_findings
 from reviewer.report.common import (
     SEVERITIES,
     clean_text,
+    files_text,
     line_range,
     location,
-    reviewed_count,
     short_rev,
     skipped_files,
     usage_text,
@@ -108,7 +108,7 @@ def _page(result: ReviewResult, title: str) -> _Page:
         heading += f"{len(findings)} {noun}, highest {highest.value}"
     skipped = skipped_files(result)
     coverage = [
-        f"**Files:** {reviewed_count(result)} reviewed, {len(skipped)} not reviewed",
+        f"**Files:** {files_text(result)}",
         f"**Model:** {inline_code(result.model) or 'unknown'}",
         f"**Change:** {inline_code(short_rev(result.base))} → "
         f"{inline_code(short_rev(result.head))}",
@@ -130,16 +130,18 @@ def _page(result: ReviewResult, title: str) -> _Page:
     }
     return _Page(
         values=values,
-        findings=[_finding_view(n, f) for n, f in enumerate(findings, start=1)],
+        findings=[_finding_view(n, f, result.incremental) for n, f in enumerate(findings, start=1)],
         suppressed=[_suppressed_line(f) for f in sort_findings(result.suppressed)],
         reviewed=[f"{inline_code(f.path)} ({f.status})" for f in result.files if f.reviewed],
         summary_raw=result.summary,
     )
 
 
-def _finding_view(number: int, finding: Finding) -> dict[str, str]:
+def _finding_view(number: int, finding: Finding, incremental: bool) -> dict[str, str]:
     lines = line_range(finding)
     meta = [f"**{_short(finding.category)}**"] if finding.category else []
+    if incremental:
+        meta.append("from an earlier run, still open" if finding.earlier else "new in this run")
     if finding.side == "LEFT":
         meta.append("on removed lines (base version)")
     if finding.inline:

@@ -89,7 +89,9 @@ def to_sarif(
     run = {
         "tool": {"driver": driver},
         "invocations": [_invocation(result)],
-        "results": [_result(f, rule_index[rule_id(f)], result.base) for f in findings],
+        "results": [
+            _result(f, rule_index[rule_id(f)], result.base, result.incremental) for f in findings
+        ],
         "columnKind": "unicodeCodePoints",
         "properties": {
             "reviewer": {
@@ -133,7 +135,7 @@ def _rule(rule: str) -> dict[str, Any]:
     }
 
 
-def _result(finding: Finding, index: int, base: str) -> dict[str, Any]:
+def _result(finding: Finding, index: int, base: str, incremental: bool) -> dict[str, Any]:
     text = finding.title.strip()
     if finding.body.strip():
         text += "\n\n" + finding.body.strip()
@@ -171,6 +173,9 @@ def _result(finding: Finding, index: int, base: str) -> dict[str, Any]:
         "partialFingerprints": {FINGERPRINT_KEY: print_},
         "properties": properties,
     }
+    if incremental:
+        # A pull request's later run: SARIF's own words for new and still-open results.
+        sarif["baselineState"] = "unchanged" if finding.earlier else "new"
     if finding.suggestion is not None and finding.side == "RIGHT":
         sarif["fixes"] = [_fix(finding, artifact)]
     return sarif

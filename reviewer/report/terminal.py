@@ -15,11 +15,11 @@ from reviewer.findings import Finding, ReviewResult, Severity
 from reviewer.report.common import (
     clean_text,
     counts_text,
+    files_text,
     group_by_file,
     line_range,
     location,
     one_line,
-    reviewed_count,
     short_rev,
     skipped_files,
     usage_text,
@@ -107,8 +107,7 @@ def _header(result: ReviewResult, style: _Style, width: int) -> list[str]:
         lines.append(
             f"          {len(result.suppressed)} more below the reporting threshold, not shown"
         )
-    skipped = len(skipped_files(result))
-    lines.append(f"Files:    {reviewed_count(result)} reviewed, {skipped} not reviewed")
+    lines.append(f"Files:    {files_text(result)}")
     lines.append(rule)
     return lines
 

@@ -1,0 +1,389 @@
+"""What `reviewer github` remembers between runs of one pull request: which files a complete
+model loop has reviewed, and which findings are still open.
+
+Fail closed, across runs:
+- Only reviewed work advances the state. `reviewed_at` is a commit of the pull request at
+  which every file had been reviewed; `reviewed_files` names files reviewed since (path and
+  blob), when a run reviewed some files but not all. The next run reviews every other file.
+- A finding stays open until its code changes: a finding is carried by the hash of the code
+  it points at, and is open while that code still stands in the file (or, on the LEFT side,
+  among the lines the pull request removes). Dismissal can later be one more filter here.
+
+Unforgeable: the state is a JSON object on the last line of the bot's own summary comment,
+signed with HMAC-SHA256 under a key derived from a secret the pull request's author does not
+have (`REVIEWER_STATE_KEY`, else the model's API key), over the repository and pull request
+number too. A state that does not verify, is malformed, or names a commit that is not part of
+this pull request is not used: the run reviews the whole pull request.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from reviewer.anchor import placement_of
+from reviewer.diff import Change
+from reviewer.errors import ToolError
+from reviewer.findings import FileCoverage, Finding, Severity, Side
+from reviewer.gitcmd import run_git
+from reviewer.submission import LineCounter
+
+STATE_PREFIX = "<!-- reviewer:state "
+STATE_SUFFIX = " -->"
+_VERSION = 2
+# Room the state may take in the summary comment; the visible report gets the rest.
+MAX_STATE_CHARS = 24_000
+# What a carried finding keeps of its text (the inline comment, if any, has it all).
+_TITLE_CHARS = 300
+_BODY_CHARS = 1_000
+_SIGNATURE_HEX = 32
+
+
+@dataclass(frozen=True)
+class OpenFinding:
+    """A finding as the state keeps it: enough to find its code again and to show it."""
+
+    fingerprint: str
+    severity: Severity
+    path: str
+    line: int
+    end_line: int | None
+    side: Side
+    title: str
+    body: str = ""
+    category: str | None = None
+    code_hash: str = ""
+    code_lines: int = 0
+
+
+@dataclass(frozen=True)
+class PullState:
+    head: str  # the head the run that wrote this looked at
+    reviewed_at: str | None = None  # every file of the pull request at this commit was reviewed
+    reviewed_files: dict[str, str] = field(default_factory=dict)  # path -> blob, since then
+    findings: tuple[OpenFinding, ...] = ()
+    # Open findings the state had no room for: counted so the gate can still see them.
+    dropped: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ReviewScope:
+    """What this run shows the model: None for everything."""
+
+    only: frozenset[str] | None
+    since: str | None
+    note: str
+
+
+# --- reading and writing the marker --------------------------------------------------------
+
+
+def state_key(secret: str) -> bytes:
+    return hashlib.sha256(b"reviewer-state\0" + secret.encode("utf-8")).digest()
+
+
+def state_line(state: PullState, key: bytes, pull_id: str) -> str:
+    """The marker line, at most MAX_STATE_CHARS: finding texts are cut, then the least
+    severe findings are counted instead of kept, before the state could outgrow its room."""
+    payload = _payload(state)
+    line = _sign(payload, key, pull_id)
+    for title, body in ((_TITLE_CHARS, 200), (120, 0), (60, 0)):
+        if len(line) <= MAX_STATE_CHARS:
+            return line
+        for entry in payload["f"]:
+            entry["t"], entry["b"] = entry["t"][:title], entry["b"][:body]
+        line = _sign(payload, key, pull_id)
+    while len(line) > MAX_STATE_CHARS and payload["f"]:
+        gone = payload["f"].pop()  # findings are kept most severe first
+        payload["x"][gone["s"]] = payload["x"].get(gone["s"], 0) + 1
+        line = _sign(payload, key, pull_id)
+    return line
+
+
+def read_state(body: str | None, key: bytes, pull_id: str) -> tuple[PullState | None, str]:
+    """The state on the last line of `body`, or None and why it is not usable."""
+    last = (body or "").rstrip().rsplit("\n", 1)[-1].strip()
+    if not (last.startswith(STATE_PREFIX) and last.endswith(STATE_SUFFIX)):
+        return None, "the summary comment has no state line"
+    signature, _, text = last[len(STATE_PREFIX) : -len(STATE_SUFFIX)].partition(" ")
+    expected = _signature(text, key, pull_id)
+    if not hmac.compare_digest(signature, expected):
+        return None, "the state's signature does not verify (another key, or not ours)"
+    try:
+        return _parse(json.loads(text)), ""
+    except (ValueError, TypeError, KeyError) as exc:
+        return None, f"the state is malformed ({type(exc).__name__})"
+
+
+def _sign(payload: dict[str, Any], key: bytes, pull_id: str) -> str:
+    text = json.dumps(payload, separators=(",", ":"), ensure_ascii=True, sort_keys=True)
+    # Nothing in it may end the HTML comment it sits in, nor open another.
+    text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    return f"{STATE_PREFIX}{_signature(text, key, pull_id)} {text}{STATE_SUFFIX}"
+
+
+def _signature(text: str, key: bytes, pull_id: str) -> str:
+    mac = hmac.new(key, f"{pull_id}\n{text}".encode(), hashlib.sha256)
+    return mac.hexdigest()[:_SIGNATURE_HEX]
+
+
+def _payload(state: PullState) -> dict[str, Any]:
+    return {
+        "v": _VERSION,
+        "h": state.head,
+        "r": state.reviewed_at,
+        "files": dict(sorted(state.reviewed_files.items())),
+        "f": [
+            {
+                "p": f.fingerprint,
+                "s": f.severity.value,
+                "c": f.category,
+                "path": f.path,
+                "l": f.line,
+                "e": f.end_line,
+                "side": f.side,
+                "t": f.title[:_TITLE_CHARS],
+                "b": f.body[:_BODY_CHARS],
+                "k": f.code_hash,
+                "n": f.code_lines,
+            }
+            for f in sorted(state.findings, key=lambda f: (-f.severity.rank, f.path, f.line))
+        ],
+        "x": dict(state.dropped),
+    }
+
+
+def _parse(data: Any) -> PullState:
+    if not isinstance(data, dict) or data.get("v") != _VERSION:
+        raise ValueError("unknown state version")
+    head, reviewed_at = data["h"], data["r"]
+    if not _is_sha(head) or not (reviewed_at is None or _is_sha(reviewed_at)):
+        raise ValueError("not a commit id")
+    files = {str(path): str(blob) for path, blob in dict(data["files"]).items()}
+    findings = tuple(
+        OpenFinding(
+            fingerprint=str(f["p"]),
+            severity=Severity(f["s"]),
+            category=None if f["c"] is None else str(f["c"]),
+            path=str(f["path"]),
+            line=int(f["l"]),
+            end_line=None if f["e"] is None else int(f["e"]),
+            side="LEFT" if f["side"] == "LEFT" else "RIGHT",
+            title=str(f["t"]),
+            body=str(f["b"]),
+            code_hash=str(f["k"]),
+            code_lines=int(f["n"]),
+        )
+        for f in data["f"]
+    )
+    dropped = {Severity(k).value: int(v) for k, v in dict(data.get("x") or {}).items()}
+    return PullState(head, reviewed_at, files, findings, dropped)
+
+
+def _is_sha(value: Any) -> bool:
+    return (
+        isinstance(value, str)
+        and len(value) in (40, 64)
+        and all(c in "0123456789abcdef" for c in value)
+    )
+
+
+# --- what this run reviews -----------------------------------------------------------------
+
+
+def review_scope(
+    root: Path,
+    state: PullState | None,
+    paths: set[str],
+    merge_base: str,
+    head: str,
+    *,
+    full: bool,
+) -> tuple[ReviewScope, PullState | None]:
+    """The files this run must show the model, and the state it may build on. `paths` are the
+    pull request's changed files, `merge_base..head` its commits."""
+    if full:
+        return ReviewScope(None, None, "a full review was asked for"), state
+    if state is None:
+        return ReviewScope(None, None, "no earlier complete review is recorded"), None
+    for commit in filter(None, (state.head, state.reviewed_at)):
+        if not is_pull_commit(root, commit, merge_base, head):
+            note = (
+                f"the recorded commit {commit[:12]} is not part of this pull request any more "
+                "(a force-push?): reviewing all of it"
+            )
+            return ReviewScope(None, None, note), replace(
+                state, reviewed_at=None, reviewed_files={}
+            )
+    blobs = blob_ids(root, head)
+    reviewed = {p for p, blob in state.reviewed_files.items() if blobs.get(p, "-") == blob}
+    if state.reviewed_at is None:
+        only = frozenset(paths - reviewed)
+        note = f"no complete review is recorded: reviewing the {len(only)} files not yet reviewed"
+        return ReviewScope(only, None, note), state
+    changed = changed_paths(root, state.reviewed_at, head)
+    only = frozenset((changed & paths) - reviewed)
+    since = state.reviewed_at[:12]
+    note = (
+        f"reviewing what changed since {since}, the last complete review"
+        if only
+        else f"nothing changed since {since}, the last complete review: nothing new to review"
+    )
+    return ReviewScope(only, state.reviewed_at, note), state
+
+
+def is_pull_commit(root: Path, commit: str, merge_base: str, head: str) -> bool:
+    """Whether `commit` is one of the pull request's commits: head, or an ancestor of it that
+    the base does not already have."""
+    if commit == head:
+        return True
+    ancestor = run_git(root, ["merge-base", "--is-ancestor", commit, head], check=False)
+    if ancestor.returncode != 0:
+        return False
+    in_base = run_git(root, ["merge-base", "--is-ancestor", commit, merge_base], check=False)
+    return in_base.returncode == 1
+
+
+def changed_paths(root: Path, old: str, new: str) -> set[str]:
+    out = run_git(
+        root, ["diff", "--name-only", "-z", "--no-renames", "--no-ext-diff", old, new, "--"]
+    ).stdout
+    return {name for name in out.decode("utf-8", "surrogateescape").split("\0") if name}
+
+
+def blob_ids(root: Path, commit: str) -> dict[str, str]:
+    """Path -> object id of every file at `commit`."""
+    out = run_git(root, ["ls-tree", "-r", "-z", "--full-tree", commit]).stdout
+    ids: dict[str, str] = {}
+    for record in out.decode("utf-8", "surrogateescape").split("\0"):
+        meta, tab, path = record.partition("\t")
+        if tab:
+            ids[path] = meta.rsplit(" ", 1)[-1]
+    return ids
+
+
+# --- what the next run remembers -----------------------------------------------------------
+
+
+def next_state(
+    previous: PullState | None,
+    *,
+    root: Path,
+    head: str,
+    complete: bool,
+    full: bool,
+    files: Iterable[FileCoverage],
+    findings: Iterable[Finding],
+) -> PullState:
+    """What this run adds: all of the pull request when the run was complete, else the files
+    it did review (by blob, so a later push that changes them makes them due again). Counts
+    of findings an earlier state had no room for stay until a complete full review."""
+    opened = tuple(open_finding(f) for f in findings)
+    dropped = {} if previous is None or (complete and full) else dict(previous.dropped)
+    if complete:
+        return PullState(head, head, {}, opened, dropped)
+    blobs = blob_ids(root, head)
+    kept = dict(previous.reviewed_files) if previous else {}
+    kept = {p: b for p, b in kept.items() if blobs.get(p, "-") == b}
+    for coverage in files:
+        if coverage.reviewed and not coverage.earlier:
+            kept[coverage.path] = blobs.get(coverage.path, "-")
+    return PullState(head, previous.reviewed_at if previous else None, kept, opened, dropped)
+
+
+def open_finding(finding: Finding) -> OpenFinding:
+    return OpenFinding(
+        fingerprint=finding.fingerprint,
+        severity=finding.severity,
+        path=finding.path,
+        line=finding.line,
+        end_line=finding.end_line,
+        side=finding.side,
+        title=finding.title,
+        body=finding.body,
+        category=finding.category,
+        code_hash=code_hash(finding.code.split("\n")) if finding.code else "",
+        code_lines=len(finding.code.split("\n")) if finding.code else 0,
+    )
+
+
+# --- findings that are still open ----------------------------------------------------------
+
+
+def code_hash(lines: list[str]) -> str:
+    folded = "\n".join(" ".join(line.split()) for line in lines)
+    return hashlib.sha256(folded.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def still_open(
+    carried: Iterable[OpenFinding], change: Change, counter: LineCounter
+) -> list[Finding]:
+    """The carried findings whose code still stands, placed where it stands now."""
+    found = []
+    for item in carried:
+        located = _find_code(item, change, counter)
+        if located is None:
+            continue
+        line, code = located
+        end = item.end_line + (line - item.line) if item.end_line else None
+        placement, note, end = placement_of(change, item.path, line, end, item.side, False)
+        found.append(
+            Finding(
+                path=item.path,
+                line=line,
+                end_line=end,
+                side=item.side,
+                severity=item.severity,
+                category=item.category,
+                title=item.title,
+                body=item.body,
+                fingerprint=item.fingerprint,
+                placement=placement,
+                placement_note=note,
+                code=code,
+                earlier=True,
+            )
+        )
+    return found
+
+
+def _find_code(
+    item: OpenFinding, change: Change, counter: LineCounter
+) -> tuple[int, str] | None:
+    """Where the finding's code stands now (nearest its old line) and that code, or None."""
+    text: dict[int, str]
+    if item.side == "LEFT":
+        file = change.file(item.path)
+        if file is None:
+            return None
+        text = {
+            number: dl.text
+            for hunk in file.hunks
+            for dl in hunk.lines
+            if (number := dl.old_line) is not None
+        }
+    else:
+        try:
+            text = dict(enumerate(counter.lines(item.path), start=1))
+        except ToolError:
+            return None
+    if item.code_lines == 0:
+        # Nothing to compare: open while its line still exists.
+        return (item.line, text[item.line]) if item.line in text else None
+    matches: list[tuple[int, list[str]]] = []
+    for start in text:
+        window = [text.get(n) for n in range(start, start + item.code_lines)]
+        if None in window:
+            continue
+        lines = [line for line in window if line is not None]
+        if code_hash(lines) == item.code_hash:
+            matches.append((start, lines))
+    if not matches:
+        return None
+    start, lines = min(matches, key=lambda match: abs(match[0] - item.line))
+    return start, "\n".join(lines)
