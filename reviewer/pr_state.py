@@ -352,9 +352,7 @@ def still_open(
     return found
 
 
-def _find_code(
-    item: OpenFinding, change: Change, counter: LineCounter
-) -> tuple[int, str] | None:
+def _find_code(item: OpenFinding, change: Change, counter: LineCounter) -> tuple[int, str] | None:
     """Where the finding's code stands now (nearest its old line) and that code, or None."""
     text: dict[int, str]
     if item.side == "LEFT":

@@ -4,6 +4,7 @@ real HTTP to the fake GitHub and the scripted model, real outputs and exit codes
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -382,3 +383,15 @@ def test_github_enterprise_api_prefix(
         assert run.code == 0
         assert len(enterprise.reviews) == 1 and len(enterprise.issue_comments) == 1
         enterprise.assert_no_failures()
+
+
+def test_action_yml_declares_every_output_the_program_writes(
+    github: FakeGitHub, pr_repo: GitRepo, tmp_path: Path, monkeypatch, capsys
+) -> None:
+    run = run_action(github, pr_repo.root, [submit(finding())], tmp_path, monkeypatch, capsys)
+    action = (Path(__file__).parent.parent / "action.yml").read_text()
+    outputs_block = action.split("\noutputs:\n", 1)[1].split("\nruns:\n", 1)[0]
+    declared = set(re.findall(r"^  ([a-z-]+):$", outputs_block, re.MULTILINE))
+    assert set(run.outputs) <= declared and "status" in declared
+    for name in declared:  # and each declared one is wired to the step's output
+        assert f"value: ${{{{ steps.review.outputs.{name} }}}}" in outputs_block

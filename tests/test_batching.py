@@ -170,3 +170,54 @@ def test_a_change_larger_than_the_window_is_reviewed_in_batches(
     ]
     assert set().union(*shown) == reviewed  # every reviewed file was shown in some batch
     assert sum(len(s) for s in shown) == len(reviewed)  # and in one batch only
+
+
+def test_the_files_of_a_part_that_did_not_finish_are_not_called_reviewed(
+    repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    files = {f"pkg{d}/mod{n}.py": body(120, f"p{d}m{n}") for d in range(4) for n in range(3)}
+    make_change(repo, files)
+    for name, value in {
+        "NO_PROXY": "127.0.0.1",
+        "OPENAI_API_KEY": "k",
+        "REVIEWER_MODEL": "fake-model",
+        "REVIEWER_CONTEXT_WINDOW": "16000",
+        "REVIEWER_CONCURRENCY": "2",
+        "REVIEWER_MAX_RETRIES": "0",
+    }.items():
+        monkeypatch.setenv(name, value)
+
+    def fail_on_pkg2(request: dict[str, Any]) -> dict[str, Any]:
+        task = request["messages"][1]["content"].split("## The diff", 1)[1]
+        if "### pkg2/" in task:
+            return {"error": {"message": "this part breaks the server"}, "status": 400}
+        return submit_for_task(request)
+
+    outputs = {fmt: tmp_path / f"r.{fmt}" for fmt in ("json", "markdown", "sarif", "terminal")}
+    with FakeLLM([fail_on_pkg2], on_exhausted="repeat_last") as llm:
+        monkeypatch.setenv("OPENAI_BASE_URL", llm.base_url)
+        args = ["review", "--repo", str(repo.root), "--base", "main", "--quiet"]
+        for fmt, path in outputs.items():
+            args += ["--format", f"{fmt}={path}"]
+        code = main(args)
+    assert code == 2
+    report = json.loads(outputs["json"].read_text())
+    assert report["status"] == "incomplete"
+    by_path = {f["path"]: f for f in report["files"]}
+    failed = {p for p in files if p.startswith("pkg2/")}
+    assert {p for p, f in by_path.items() if not f["reviewed"]} == failed
+    for path in failed:
+        assert "did not finish" in by_path[path]["reason"]
+        assert "this part breaks the server" in by_path[path]["reason"]
+    terminal = outputs["terminal"].read_text()
+    markdown = outputs["markdown"].read_text()
+    sarif = json.loads(outputs["sarif"].read_text())
+    notes = [
+        n["message"]["text"]
+        for n in sarif["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+    ]
+    for path in failed:
+        assert f"{path}: did not finish" in terminal
+        assert "did not finish" in markdown and path in markdown
+        assert any(path in note and "did not finish" in note for note in notes)
+    assert "9 reviewed, 3 not reviewed" in terminal
