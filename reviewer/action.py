@@ -38,7 +38,6 @@ from reviewer.pr_state import (
     next_state,
     read_state,
     review_scope,
-    state_key,
     state_line,
     still_open,
 )
@@ -48,6 +47,7 @@ from reviewer.report import render, write_report
 from reviewer.report.github import annotations, review_body, review_comment, summary_comment
 from reviewer.report.mdtext import neutralize
 from reviewer.review import Review, ReviewRequest, run_review
+from reviewer.signing import Signer
 from reviewer.workspace import repository_root
 
 NOT_REVIEWED = "not-reviewed"
@@ -119,12 +119,16 @@ def _review_pull(context: ActionsContext, env: Mapping[str, str]) -> int:
             "GITHUB_TOKEN is not set: pass `github-token: ${{ secrets.GITHUB_TOKEN }}` to the "
             "action (or set GITHUB_TOKEN for the step)"
         )
+    secret = env.get("REVIEWER_STATE_KEY") or env.get("OPENAI_API_KEY") or ""
+    pull_id = f"{context.repository.lower()}#{context.pull_request.number}"
+    signer = Signer.from_secret(secret, pull_id)
     client = GitHubClient(
         context.api_url,
         context.token,
         context.repository,
         log=_log,
         bot_login=env.get("REVIEWER_BOT_LOGIN") or ACTIONS_BOT,
+        signer=signer,
     )
     pull = client.pull(context.pull_request.number)
     info = client.pull_info(pull)
@@ -132,9 +136,7 @@ def _review_pull(context: ActionsContext, env: Mapping[str, str]) -> int:
     head_sha = context.pull_request.head_sha or info.head_sha
     root = repository_root(context.workspace)
     ensure_commits(root, base_sha, head_sha, info.number, _log)
-    key = state_key(env.get("REVIEWER_STATE_KEY") or env.get("OPENAI_API_KEY") or "")
-    pull_id = f"{context.repository.lower()}#{info.number}"
-    existing, previous = _our_summary(client, pull, key, pull_id)
+    existing, previous = _our_summary(client, pull)
     merge_base = run_git(root, ["merge-base", base_sha, head_sha]).stdout.decode().strip()
     full = (env.get("REVIEWER_FULL_REVIEW") or "").strip().lower() in ("1", "true", "yes")
     scope, previous = review_scope(
@@ -180,7 +182,7 @@ def _review_pull(context: ActionsContext, env: Mapping[str, str]) -> int:
             "memory; they still count until a complete full review (full-review: true).",
         )
     posting = _post(
-        client, pull, context, result, head_sha, existing, state_line(state, key, pull_id), notes
+        client, pull, context, result, head_sha, existing, state_line(state, client.signer), notes
     )
     markdown = render(result, "markdown")
     if posting.degraded:
@@ -211,14 +213,12 @@ def _review_pull(context: ActionsContext, env: Mapping[str, str]) -> int:
     return int(ExitCode.OK)
 
 
-def _our_summary(
-    client: GitHubClient, pull: Any, key: bytes, pull_id: str
-) -> tuple[Any | None, PullState | None]:
+def _our_summary(client: GitHubClient, pull: Any) -> tuple[Any | None, PullState | None]:
     """Our summary comment and the state it carries: only a comment of ours whose state line
     verifies counts; of several, the oldest (the one every run edits), said in the log."""
     verified = []
     for comment in client.summary_comments(pull):
-        state, problem = read_state(comment.body, key, pull_id)
+        state, problem = read_state(comment.body, client.signer)
         if state is None:
             _log(f"not using comment {comment.id} as the summary: {problem}")
         else:
@@ -316,6 +316,7 @@ def _post_review(
             context.run_id,
             posting.summary_url,
             "GitHub refused their line anchors",
+            client.signer,
             redact=redact,
         )
         try:
@@ -323,7 +324,7 @@ def _post_review(
                 pull,
                 head_sha,
                 body,
-                [review_comment(f, redact=redact) for f in comments],
+                [review_comment(f, client.signer, redact=redact) for f in comments],
                 context.run_id,
             )
         except InvalidAnchors as exc:

@@ -20,6 +20,7 @@ from github.PullRequest import PullRequest
 from reviewer.diff import parse_hunks
 from reviewer.errors import ReviewerError
 from reviewer.report.github import comment_fingerprint, is_summary, last_line, review_marker_of
+from reviewer.signing import Signer
 
 T = TypeVar("T")
 _MAX_WAIT_SECONDS = 120.0
@@ -91,6 +92,7 @@ class GitHubClient:
         sleep: Callable[[float], None] | None = None,
         log: Callable[[str], None] = lambda message: None,
         bot_login: str = ACTIONS_BOT,
+        signer: Signer,
     ) -> None:
         self.gh = Github(
             base_url=api_url,
@@ -109,6 +111,7 @@ class GitHubClient:
         self.log = log
         self._repo = self.gh.get_repo(repository)  # lazy client: no request
         self.bot_login = bot_login
+        self.signer = signer
         self._login: str | bool | None = False  # False: not asked yet
 
     # --- reading ---------------------------------------------------------------------------
@@ -160,11 +163,11 @@ class GitHubClient:
         def collect() -> set[str]:
             found: set[str] = set()
             for comment in pull.get_review_comments():
-                fingerprint = comment_fingerprint(comment.body)
+                fingerprint = comment_fingerprint(comment.body, self.signer)
                 if fingerprint and self.is_ours(comment.user):
                     found.add(fingerprint)
             for review in pull.get_reviews():
-                marker = review_marker_of(review.body)
+                marker = review_marker_of(review.body, self.signer)
                 if marker and self.is_ours(review.user):
                     found |= marker[1]
             return found
@@ -196,7 +199,7 @@ class GitHubClient:
 
         def landed() -> str | None:
             for review in pull.get_reviews():
-                marker = review_marker_of(review.body)
+                marker = review_marker_of(review.body, self.signer)
                 if marker and marker[0] == run_id and self.is_ours(review.user):
                     return review.html_url
             return None

@@ -9,17 +9,14 @@ Fail closed, across runs:
   it points at, and is open while that code still stands in the file (or, on the LEFT side,
   among the lines the pull request removes). Dismissal can later be one more filter here.
 
-Unforgeable: the state is a JSON object on the last line of the bot's own summary comment,
-signed with HMAC-SHA256 under a key derived from a secret the pull request's author does not
-have (`REVIEWER_STATE_KEY`, else the model's API key), over the repository and pull request
-number too. A state that does not verify, is malformed, or names a commit that is not part of
-this pull request is not used: the run reviews the whole pull request.
+Unforgeable: the state is a JSON object in a signed marker (signing.py) on the last line of
+the bot's own summary comment. A state that does not verify, is malformed, or names a commit
+that is not part of this pull request is not used: the run reviews the whole pull request.
 """
 
 from __future__ import annotations
 
 import hashlib
-import hmac
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
@@ -31,17 +28,16 @@ from reviewer.diff import Change
 from reviewer.errors import ToolError
 from reviewer.findings import FileCoverage, Finding, Severity, Side
 from reviewer.gitcmd import run_git
+from reviewer.signing import Signer
 from reviewer.submission import LineCounter
 
 STATE_PREFIX = "<!-- reviewer:state "
-STATE_SUFFIX = " -->"
 _VERSION = 2
 # Room the state may take in the summary comment; the visible report gets the rest.
 MAX_STATE_CHARS = 24_000
 # What a carried finding keeps of its text (the inline comment, if any, has it all).
 _TITLE_CHARS = 300
 _BODY_CHARS = 1_000
-_SIGNATURE_HEX = 32
 
 
 @dataclass(frozen=True)
@@ -83,53 +79,43 @@ class ReviewScope:
 # --- reading and writing the marker --------------------------------------------------------
 
 
-def state_key(secret: str) -> bytes:
-    return hashlib.sha256(b"reviewer-state\0" + secret.encode("utf-8")).digest()
-
-
-def state_line(state: PullState, key: bytes, pull_id: str) -> str:
+def state_line(state: PullState, signer: Signer) -> str:
     """The marker line, at most MAX_STATE_CHARS: finding texts are cut, then the least
     severe findings are counted instead of kept, before the state could outgrow its room."""
     payload = _payload(state)
-    line = _sign(payload, key, pull_id)
+    line = _sign(payload, signer)
     for title, body in ((_TITLE_CHARS, 200), (120, 0), (60, 0)):
         if len(line) <= MAX_STATE_CHARS:
             return line
         for entry in payload["f"]:
             entry["t"], entry["b"] = entry["t"][:title], entry["b"][:body]
-        line = _sign(payload, key, pull_id)
+        line = _sign(payload, signer)
     while len(line) > MAX_STATE_CHARS and payload["f"]:
         gone = payload["f"].pop()  # findings are kept most severe first
         payload["x"][gone["s"]] = payload["x"].get(gone["s"], 0) + 1
-        line = _sign(payload, key, pull_id)
+        line = _sign(payload, signer)
     return line
 
 
-def read_state(body: str | None, key: bytes, pull_id: str) -> tuple[PullState | None, str]:
+def read_state(body: str | None, signer: Signer) -> tuple[PullState | None, str]:
     """The state on the last line of `body`, or None and why it is not usable."""
     last = (body or "").rstrip().rsplit("\n", 1)[-1].strip()
-    if not (last.startswith(STATE_PREFIX) and last.endswith(STATE_SUFFIX)):
+    if not last.startswith(STATE_PREFIX):
         return None, "the summary comment has no state line"
-    signature, _, text = last[len(STATE_PREFIX) : -len(STATE_SUFFIX)].partition(" ")
-    expected = _signature(text, key, pull_id)
-    if not hmac.compare_digest(signature, expected):
+    payload = signer.read(last)
+    if payload is None:
         return None, "the state's signature does not verify (another key, or not ours)"
     try:
-        return _parse(json.loads(text)), ""
+        return _parse(json.loads(payload.removeprefix("state "))), ""
     except (ValueError, TypeError, KeyError) as exc:
         return None, f"the state is malformed ({type(exc).__name__})"
 
 
-def _sign(payload: dict[str, Any], key: bytes, pull_id: str) -> str:
+def _sign(payload: dict[str, Any], signer: Signer) -> str:
     text = json.dumps(payload, separators=(",", ":"), ensure_ascii=True, sort_keys=True)
     # Nothing in it may end the HTML comment it sits in, nor open another.
     text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-    return f"{STATE_PREFIX}{_signature(text, key, pull_id)} {text}{STATE_SUFFIX}"
-
-
-def _signature(text: str, key: bytes, pull_id: str) -> str:
-    mac = hmac.new(key, f"{pull_id}\n{text}".encode(), hashlib.sha256)
-    return mac.hexdigest()[:_SIGNATURE_HEX]
+    return signer.marker(f"state {text}")
 
 
 def _payload(state: PullState) -> dict[str, Any]:

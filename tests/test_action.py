@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from reviewer.cli import main
-from reviewer.pr_state import read_state, state_key
+from reviewer.pr_state import read_state
+from reviewer.signing import Signer
 from reviewer.testing import FakeLLM, reply, tool_call
 from reviewer.testing.fake_github import FakeGitHub
 from tests.conftest import GitRepo
@@ -201,7 +202,7 @@ def test_a_new_push_is_reviewed_incrementally(
     assert len(github.reviews) == 2
     assert [c["line"] for c in github.review_comments] == [6, 10]  # the old one not repeated
     (summary,) = github.issue_comments
-    state, problem = read_state(summary["body"], state_key(API_KEY), "acme/shop#7")
+    state, problem = read_state(summary["body"], Signer.from_secret(API_KEY, "acme/shop#7"))
     assert state is not None, problem
     assert state.reviewed_at == pr_repo.head() and first_head[:12] in summary["body"]
 

@@ -187,7 +187,9 @@ class Posted:
 
     @property
     def fingerprint(self) -> str:
-        match = re.fullmatch(r"<!-- reviewer:fingerprint=([0-9a-f]+) -->", self.fingerprint_marker)
+        match = re.fullmatch(
+            r"<!-- reviewer:fingerprint=([0-9a-f]+) sig=[0-9a-f]+ -->", self.fingerprint_marker
+        )
         assert match, self.comment_body
         return match.group(1)
 
@@ -540,6 +542,7 @@ def test_a_look_alike_summary_by_the_same_account_is_not_ours(pr: PullRequest) -
         "author-issue-comment",
         "other-bot-inline",
         "same-account-quote",
+        "same-account-unsigned",
     ],
 )
 def test_a_forged_fingerprint_does_not_suppress_the_inline_comment(
@@ -557,10 +560,15 @@ def test_a_forged_fingerprint_does_not_suppress_the_inline_comment(
         pr.github.add_issue_comment(f"Known issue.\n\n{marker}", user="octocat")
     elif where == "other-bot-inline":
         pr.github.add_review_comment("app.py", 6, f"Lint: fine.\n\n{marker}", user="other-app[bot]")
-    else:
+    elif where == "same-account-quote":
         pr.github.add_review_comment(
             "app.py", 6, f"The AI review said:\n> {marker}\n\nPlease fix it.", user=BOT
         )
+    else:
+        # Another workflow on the same account ends a comment with a marker it made up: the
+        # exact place, but no valid signature (only our key can make one).
+        unsigned = f"<!-- reviewer:fingerprint={real.fingerprint} -->"
+        pr.github.add_review_comment("app.py", 6, f"Echo.\n\n{unsigned}", user=BOT)
     seeded = {c["id"] for c in pr.github.review_comments}
 
     run = pr.run([submit(finding())])

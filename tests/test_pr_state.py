@@ -19,7 +19,6 @@ from reviewer.pr_state import (
     open_finding,
     read_state,
     review_scope,
-    state_key,
     state_line,
     still_open,
 )
@@ -28,17 +27,19 @@ from reviewer.report.github import (
     comment_body,
     comment_fingerprint,
     defuse_markers,
+    fingerprint_marker,
     has_marker,
     review_body,
     review_marker_of,
     summary_comment,
 )
+from reviewer.signing import Signer
 from reviewer.submission import LineCounter
 from reviewer.workspace import RevisionWorkspace
 from tests.conftest import GitRepo
 
-KEY = state_key("sk-the-secret")
 PULL = "acme/shop#7"
+SIGNER = Signer.from_secret("sk-the-secret", PULL)
 SHA = "a" * 40
 
 
@@ -61,41 +62,41 @@ def a_finding(**changes: object) -> OpenFinding:
 
 def test_a_state_round_trips_and_sits_on_one_line() -> None:
     state = PullState(SHA, SHA, {"b.py": "f" * 40}, (a_finding(),))
-    line = state_line(state, KEY, PULL)
+    line = state_line(state, SIGNER)
     assert "\n" not in line and line.startswith("<!-- reviewer:state ")
-    read, problem = read_state(f"{SUMMARY_MARKER}\nreport\n{line}\n", KEY, PULL)
+    read, problem = read_state(f"{SUMMARY_MARKER}\nreport\n{line}\n", SIGNER)
     assert problem == "" and read == state
 
 
 @pytest.mark.parametrize(
-    ("key", "pull"),
-    [(state_key("another key"), PULL), (KEY, "acme/shop#8"), (KEY, "evil/shop#7")],
+    ("secret", "pull"),
+    [("another key", PULL), ("sk-the-secret", "acme/shop#8"), ("sk-the-secret", "evil/shop#7")],
 )
-def test_a_state_signed_for_another_key_or_pull_request_is_refused(key: bytes, pull: str) -> None:
-    line = state_line(PullState(SHA, SHA), key, pull)
-    state, problem = read_state(line, KEY, PULL)
+def test_a_state_signed_for_another_key_or_pull_request_is_refused(secret: str, pull: str) -> None:
+    line = state_line(PullState(SHA, SHA), Signer.from_secret(secret, pull))
+    state, problem = read_state(line, SIGNER)
     assert state is None and "signature" in problem
 
 
 def test_a_tampered_state_is_refused() -> None:
-    line = state_line(PullState(SHA, None), KEY, PULL)
+    line = state_line(PullState(SHA, None), SIGNER)
     forged = line.replace('"r":null', f'"r":"{"b" * 40}"')
     assert forged != line
-    assert read_state(forged, KEY, PULL)[0] is None
+    assert read_state(forged, SIGNER)[0] is None
 
 
 def test_a_state_anywhere_but_the_last_line_is_not_read() -> None:
-    line = state_line(PullState(SHA, SHA), KEY, PULL)
-    assert read_state(f"{line}\nmore text\n", KEY, PULL)[0] is None
-    assert read_state(f"text `{line}` text", KEY, PULL)[0] is None
+    line = state_line(PullState(SHA, SHA), SIGNER)
+    assert read_state(f"{line}\nmore text\n", SIGNER)[0] is None
+    assert read_state(f"text `{line}` text", SIGNER)[0] is None
 
 
 def test_text_in_a_state_cannot_close_its_html_comment() -> None:
     nasty = a_finding(title="--> <!-- reviewer:state x --> & <b>", body="-->" * 50)
-    line = state_line(PullState(SHA, SHA, {}, (nasty,)), KEY, PULL)
+    line = state_line(PullState(SHA, SHA, {}, (nasty,)), SIGNER)
     inner = line[len("<!-- ") : -len(" -->")]
     assert "-->" not in inner and "<" not in inner and ">" not in inner
-    read, _ = read_state(line, KEY, PULL)
+    read, _ = read_state(line, SIGNER)
     assert read is not None and read.findings[0].title == nasty.title
 
 
@@ -110,9 +111,9 @@ def test_the_state_stays_within_its_room_and_counts_what_it_drops() -> None:
         )
         for n in range(400)
     )
-    line = state_line(PullState(SHA, SHA, {}, many), KEY, PULL)
+    line = state_line(PullState(SHA, SHA, {}, many), SIGNER)
     assert len(line) <= MAX_STATE_CHARS
-    read, _ = read_state(line, KEY, PULL)
+    read, _ = read_state(line, SIGNER)
     assert read is not None and read.dropped
     assert len(read.findings) + sum(read.dropped.values()) == 400
     # The least severe go first: no high is dropped while a low is kept.
@@ -134,20 +135,25 @@ def test_markers_in_untrusted_text_are_defused_everywhere() -> None:
         fingerprint="0123456789abcdef",
         code=forged,
     )
-    body = comment_body(finding)
+    body = comment_body(finding, SIGNER)
     *text, last = body.split("\n")
     assert not has_marker("\n".join(text))
-    assert comment_fingerprint(body) == "0123456789abcdef" and last.startswith("<!-- reviewer:")
+    assert comment_fingerprint(body, SIGNER) == "0123456789abcdef"
+    assert last.startswith("<!-- reviewer:fingerprint=")
     assert "```suggestion" not in body  # a suggestion cannot be defused, so it is left out
-    review = review_body(0, [finding], "12-1", None, "refused")
+    review = review_body(0, [finding], "12-1", None, "refused", SIGNER)
     assert not has_marker(review.rsplit("\n", 1)[0])
-    assert review_marker_of(review) == ("12-1", {"0123456789abcdef"})
+    assert review_marker_of(review, SIGNER) == ("12-1", {"0123456789abcdef"})
 
 
-def test_a_fingerprint_is_read_only_from_the_last_line() -> None:
-    marker = "<!-- reviewer:fingerprint=0123456789abcdef -->"
-    assert comment_fingerprint(f"{marker}\nand then text") is None
-    assert comment_fingerprint(f"text\n\n{marker}") == "0123456789abcdef"
+def test_a_fingerprint_is_read_only_from_the_last_line_and_only_when_signed() -> None:
+    marker = fingerprint_marker("0123456789abcdef", SIGNER)
+    assert comment_fingerprint(f"{marker}\nand then text", SIGNER) is None
+    assert comment_fingerprint(f"text\n\n{marker}", SIGNER) == "0123456789abcdef"
+    unsigned = "<!-- reviewer:fingerprint=0123456789abcdef -->"
+    other = fingerprint_marker("0123456789abcdef", Signer.from_secret("x", PULL))
+    assert comment_fingerprint(f"text\n{unsigned}", SIGNER) is None
+    assert comment_fingerprint(f"text\n{other}", SIGNER) is None
 
 
 def test_the_summary_keeps_its_marker_first_and_state_last(repo: GitRepo) -> None:
@@ -157,7 +163,7 @@ def test_the_summary_keeps_its_marker_first_and_state_last(repo: GitRepo) -> Non
         path="a.py", line=1, severity=Severity.HIGH, title="<!-- reviewer:state {} -->", body="x"
     )
     result = ReviewResult("complete", "<!-- reviewer:summary -->", (finding,), "m", "b", "h")
-    line = state_line(PullState(SHA, SHA), KEY, PULL)
+    line = state_line(PullState(SHA, SHA), SIGNER)
     body = summary_comment(result, state_line=line)
     lines = body.split("\n")
     assert lines[0] == SUMMARY_MARKER and lines[-1] == line
@@ -267,8 +273,8 @@ def _coverage(path: str, reviewed: bool) -> FileCoverage:
 
 
 def test_state_json_is_compact() -> None:
-    line = state_line(PullState(SHA, SHA, {}, (a_finding(),)), KEY, PULL)
-    payload = json.loads(line[len("<!-- reviewer:state ") + 33 : -4])
+    line = state_line(PullState(SHA, SHA, {}, (a_finding(),)), SIGNER)
+    payload = json.loads(line[len("<!-- reviewer:state ") :].rsplit(" sig=", 1)[0])
     assert payload["v"] == 2 and payload["r"] == SHA
 
 

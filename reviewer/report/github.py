@@ -15,6 +15,7 @@ from reviewer.ci import workflow_command
 from reviewer.findings import Finding, ReviewResult, Severity, sort_findings
 from reviewer.report.markdown import render_markdown
 from reviewer.report.mdtext import cap_text, fence, inline_code, neutralize, neutralize_line
+from reviewer.signing import Signer
 
 # GitHub refuses bodies over 65,536 characters; leave room for markers and notes.
 MAX_BODY_CHARS = 60_000
@@ -24,8 +25,9 @@ SUMMARY_MARKER = "<!-- reviewer:summary -->"
 # that looks like one anywhere in a body is broken up first (defuse_markers), so even a
 # reader that scanned the whole body could not be fooled.
 _ANY_MARKER = re.compile(r"(?i)(<!--\s*)(reviewer)(\s*:)")
-_FINGERPRINT = re.compile(r"<!-- reviewer:fingerprint=([0-9a-f]{16}) -->")
-_REVIEW = re.compile(r"<!-- reviewer:run=([A-Za-z0-9_.-]{1,80}) fingerprints=([0-9a-f,]*) -->")
+# Payloads of our signed markers (signing.py).
+_FINGERPRINT = re.compile(r"fingerprint=([0-9a-f]{16})")
+_REVIEW = re.compile(r"run=([A-Za-z0-9_.-]{1,80}) fingerprints=([0-9a-f,]*)")
 # GitHub shows 10 annotations of each level per step: the most severe go first.
 MAX_ANNOTATIONS = 30
 
@@ -59,23 +61,24 @@ def last_line(body: str | None) -> str:
     return (body or "").rstrip().rsplit("\n", 1)[-1].strip()
 
 
-def fingerprint_marker(fingerprint: str) -> str:
-    return f"<!-- reviewer:fingerprint={fingerprint} -->"
+def fingerprint_marker(fingerprint: str, signer: Signer) -> str:
+    return signer.marker(f"fingerprint={fingerprint}")
 
 
-def comment_fingerprint(body: str | None) -> str | None:
-    """The fingerprint an inline comment of ours ends with."""
-    match = _FINGERPRINT.fullmatch(last_line(body))
+def comment_fingerprint(body: str | None, signer: Signer) -> str | None:
+    """The fingerprint an inline comment of ours ends with (signed), else None."""
+    payload = signer.read(last_line(body))
+    match = _FINGERPRINT.fullmatch(payload or "")
     return match.group(1) if match else None
 
 
-def review_marker(run_id: str, fingerprints: list[str]) -> str:
-    return f"<!-- reviewer:run={run_id} fingerprints={','.join(fingerprints)} -->"
+def review_marker(run_id: str, fingerprints: list[str], signer: Signer) -> str:
+    return signer.marker(f"run={run_id} fingerprints={','.join(fingerprints)}")
 
 
-def review_marker_of(body: str | None) -> tuple[str, set[str]] | None:
+def review_marker_of(body: str | None, signer: Signer) -> tuple[str, set[str]] | None:
     """(run id, fingerprints of the findings folded into it) from a review body of ours."""
-    match = _REVIEW.fullmatch(last_line(body))
+    match = _REVIEW.fullmatch(signer.read(last_line(body)) or "")
     if not match:
         return None
     return match.group(1), {fp for fp in match.group(2).split(",") if fp}
@@ -89,7 +92,7 @@ def _same(text: str) -> str:
     return text
 
 
-def comment_body(finding: Finding, *, redact: Callable[[str], str] = _same) -> str:
+def comment_body(finding: Finding, signer: Signer, *, redact: Callable[[str], str] = _same) -> str:
     """One inline comment: severity, title, the body, a suggestion block, the fingerprint."""
     category = f" · {finding.category}" if finding.category else ""
     parts = [f"{_LABEL[finding.severity]}{category}: {neutralize(finding.title)}", ""]
@@ -105,14 +108,16 @@ def comment_body(finding: Finding, *, redact: Callable[[str], str] = _same) -> s
     text, cut = cap_text(redact(defuse_markers("\n".join(parts))), MAX_BODY_CHARS)
     if cut:
         text += "\n\n*(cut: the comment was too long for GitHub)*"
-    return f"{text}\n\n{fingerprint_marker(finding.fingerprint)}"
+    return f"{text}\n\n{fingerprint_marker(finding.fingerprint, signer)}"
 
 
-def review_comment(finding: Finding, *, redact: Callable[[str], str] = _same) -> dict[str, Any]:
+def review_comment(
+    finding: Finding, signer: Signer, *, redact: Callable[[str], str] = _same
+) -> dict[str, Any]:
     """The `comments[]` entry of a review for an inline finding."""
     comment: dict[str, Any] = {
         "path": finding.path,
-        "body": comment_body(finding, redact=redact),
+        "body": comment_body(finding, signer, redact=redact),
         "line": finding.last_line,
         "side": finding.side,
     }
@@ -128,6 +133,7 @@ def review_body(
     run_id: str,
     summary_url: str | None,
     fold_reason: str,
+    signer: Signer,
     *,
     redact: Callable[[str], str] = _same,
 ) -> str:
@@ -144,7 +150,7 @@ def review_body(
     text, cut = cap_text(redact(defuse_markers("\n".join(lines))), MAX_BODY_CHARS)
     if cut:
         text += "\n\n*(cut: see the summary comment for the rest)*"
-    return f"{text}\n\n{review_marker(run_id, [f.fingerprint for f in folded])}"
+    return f"{text}\n\n{review_marker(run_id, [f.fingerprint for f in folded], signer)}"
 
 
 def _folded(finding: Finding) -> str:
