@@ -18,6 +18,7 @@ from typing import Any
 import jsonschema
 import pydantic
 import pytest
+from markdown_it import MarkdownIt
 
 from reviewer import __version__
 from reviewer.errors import ReviewerError
@@ -389,7 +390,8 @@ def test_markdown_neutralizes_mentions_and_html() -> None:
     assert "dev@example.com" in text, "an e-mail address is not a mention"
     assert "`@decorator`" in text and "`<b>`" in text, "inline code is left as written"
     assert "<!--" not in text and "<script>" not in text and "<details><summary>open" not in text
-    assert "&lt;!--" in text and "&amp;#64;octocat" in text
+    # The character reference is decoded by the parser, and what it spells is made inert.
+    assert "&lt;!--" in text and "&#64;octocat" not in text
 
 
 @pytest.mark.parametrize(
@@ -408,20 +410,25 @@ def test_neutralize_resists_bypasses(attack: str, live: str) -> None:
     assert live not in neutralize(attack)
 
 
-def prose_lines(markdown: str) -> list[str]:
-    """The lines outside top-level fenced code blocks (CommonMark rules)."""
-    lines, open_marks = [], ""
-    for line in markdown.split("\n"):
-        if open_marks:
-            stripped = line.strip()
-            if set(stripped) == {open_marks[0]} and len(stripped) >= len(open_marks):
-                open_marks = ""
-            continue
-        if match := re.match(r"^ {0,3}(`{3,}(?=[^`]*$)|~{3,})", line):
-            open_marks = match.group(1)
-            continue
-        lines.append(line)
-    return lines
+def acting_parts(markdown: str) -> list[str]:
+    """What would act when GitHub renders `markdown`, by a real CommonMark parser: raw HTML
+    and live mentions in prose. Code (spans and blocks) acts on nothing."""
+    found = []
+    parser = MarkdownIt("commonmark").enable(["table", "strikethrough"])
+    for token in parser.parse(markdown):
+        if token.type == "html_block":
+            found.append(token.content)
+        for child in token.children or []:
+            if child.type == "html_inline":
+                found.append(child.content)
+            if child.type == "text":
+                found += re.findall(r"(?<![A-Za-z0-9])@[A-Za-z0-9][\w/-]*", child.content)
+    return found
+
+
+def last_block(markdown: str) -> str:
+    tokens = MarkdownIt("commonmark").parse(markdown)
+    return tokens[-3].type if len(tokens) >= 3 else ""
 
 
 @pytest.mark.parametrize(
@@ -432,15 +439,16 @@ def prose_lines(markdown: str) -> list[str]:
         "  ```\n  x\n```\n<!-- after an indented top-level fence",
         "> ```\n> <!-- in a quote",
         "1. ~~~\n<!-- after a tilde fence in an ordered item",
+        "a `span that\ncrosses a line` @octocat <img src=x>",
+        "| a | b |\n|---|---|\n| `x | @org/team <details> |\n| y` | z |",
+        "```\nnever closed <!--",
     ],
 )
 def test_neutralize_fences_inside_containers(attack: str) -> None:
-    out = neutralize(attack + "\n@octocat")
-    prose = prose_lines(out + "\n### next section")
-    assert prose[-1] == "### next section", "no fence left open"
-    assert not any("<!--" in line for line in prose)
-    assert not any(re.search(r"^\s*(?:[-*+>]|\d+[.)])\s*(```|~~~)", line) for line in prose)
-    assert not any("@octocat" in line for line in prose), "a live mention in prose"
+    out = neutralize(attack + "\n\n@octocat <b>")
+    assert acting_parts(out) == []
+    # Nothing is left open: a heading after it is a heading.
+    assert last_block(out + "\n\n### next section") == "heading_open"
 
 
 def test_neutralize_leaves_code_as_written() -> None:
@@ -454,7 +462,7 @@ def test_markdown_closes_a_fence_the_model_left_open() -> None:
     for marker in (
         "### Findings",
         "### Files",
-        "#### 2. 🟠 High `README.md:1`: Escape \ufffd[31mred\ufffd[0m in title",
+        "#### 2. 🟠 High `README.md:1`: Escape \ufffd\\[31mred\ufffd\\[0m in title",
     ):
         assert not fence_state_at(text, marker), marker
     # Inside the model's fence, the code is left alone.
@@ -463,7 +471,7 @@ def test_markdown_closes_a_fence_the_model_left_open() -> None:
 
 def test_neutralize_raises_the_models_headings() -> None:
     assert neutralize("# Big\n```\n# not a heading\n```", min_heading=4) == (
-        "#### Big\n```\n# not a heading\n```"
+        "#### Big\n\n```\n# not a heading\n```"
     )
 
 
