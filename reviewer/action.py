@@ -11,7 +11,6 @@ the job summary and the `status` output, and exits 2.
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -22,8 +21,9 @@ from reviewer.ci import (
     ActionsContext,
     add_mask,
     append_summary,
+    emit_command,
     load_context,
-    workflow_command,
+    log,
     write_outputs,
 )
 from reviewer.context import ChangeInfo
@@ -98,7 +98,7 @@ def _say_not_reviewed(env: Mapping[str, str], message: str) -> None:
     review is visible where people look, not only in the log."""
     if env.get("GITHUB_ACTIONS") != "true":
         return
-    print(workflow_command("error", f"reviewer: {message}", title="Not reviewed"), flush=True)
+    emit_command("error", f"reviewer: {message}", title="Not reviewed")
     summary = env.get("GITHUB_STEP_SUMMARY")
     if summary:
         append_summary(
@@ -126,7 +126,7 @@ def _review_pull(context: ActionsContext, env: Mapping[str, str]) -> int:
         context.api_url,
         context.token,
         context.repository,
-        log=_log,
+        log=log,
         bot_login=env.get("REVIEWER_BOT_LOGIN") or ACTIONS_BOT,
         signer=signer,
     )
@@ -135,7 +135,7 @@ def _review_pull(context: ActionsContext, env: Mapping[str, str]) -> int:
     base_sha = context.pull_request.base_sha or info.base_sha
     head_sha = context.pull_request.head_sha or info.head_sha
     root = repository_root(context.workspace)
-    ensure_commits(root, base_sha, head_sha, info.number, _log)
+    ensure_commits(root, base_sha, head_sha, info.number, log)
     existing, previous = _our_summary(client, pull)
     merge_base = run_git(root, ["merge-base", base_sha, head_sha]).stdout.decode().strip()
     full = (env.get("REVIEWER_FULL_REVIEW") or "").strip().lower() in ("1", "true", "yes")
@@ -147,7 +147,7 @@ def _review_pull(context: ActionsContext, env: Mapping[str, str]) -> int:
         head_sha,
         full=full,
     )
-    _log(scope.note)
+    log(scope.note)
     review = run_review(
         ReviewRequest(
             repo=root,
@@ -187,7 +187,7 @@ def _review_pull(context: ActionsContext, env: Mapping[str, str]) -> int:
     markdown = render(result, "markdown")
     if posting.degraded:
         markdown = f"> **{posting.degraded}**\n\n{markdown}"
-        for line in annotations(result.findings):
+        for line in annotations(result.findings, redact=Redactor()):
             print(line, flush=True)
     append_summary(context.summary_file, markdown)
     open_severities = {f.severity for f in result.findings} | set(unlisted)
@@ -204,9 +204,7 @@ def _review_pull(context: ActionsContext, env: Mapping[str, str]) -> int:
         },
     )
     if not result.complete:
-        print(
-            workflow_command("error", f"review incomplete: {result.incomplete_reason}"), flush=True
-        )
+        emit_command("error", f"review incomplete: {result.incomplete_reason}")
         return int(ExitCode.INCOMPLETE)
     if any(review.settings.fails(severity) for severity in open_severities):
         return int(ExitCode.FINDINGS)
@@ -220,12 +218,12 @@ def _our_summary(client: GitHubClient, pull: Any) -> tuple[Any | None, PullState
     for comment in client.summary_comments(pull):
         state, problem = read_state(comment.body, client.signer)
         if state is None:
-            _log(f"not using comment {comment.id} as the summary: {problem}")
+            log(f"not using comment {comment.id} as the summary: {problem}")
         else:
             verified.append((comment, state))
     if len(verified) > 1:
         ids = ", ".join(str(comment.id) for comment, _ in verified)
-        _log(f"{len(verified)} summary comments of ours ({ids}); using the oldest")
+        log(f"{len(verified)} summary comments of ours ({ids}); using the oldest")
     return verified[0] if verified else (None, None)
 
 
@@ -287,7 +285,7 @@ def _post(
             "reviewer could not post on this pull request: the token is read-only (a fork's "
             "pull request?). The findings are in this job summary and in annotations."
         )
-        print(workflow_command("warning", f"{posting.degraded} ({exc})"), flush=True)
+        emit_command("warning", f"{posting.degraded} ({exc})")
     return posting
 
 
@@ -328,9 +326,5 @@ def _post_review(
                 context.run_id,
             )
         except InvalidAnchors as exc:
-            _log(f"GitHub refused the review's comments ({exc}); trying again with fewer")
+            log(f"GitHub refused the review's comments ({exc}); trying again with fewer")
     raise ReviewerError("GitHub refused the review even without inline comments")
-
-
-def _log(message: str) -> None:
-    print(f"reviewer: {message}", file=sys.stderr, flush=True)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from reviewer.errors import ReviewerError
+from reviewer.sinks import command_line, log_line
 
 SUPPORTED_EVENTS = ("pull_request", "pull_request_target", "workflow_dispatch")
 DEFAULT_API_URL = "https://api.github.com"
@@ -173,18 +174,11 @@ def append_summary(path: Path | None, markdown: str) -> None:
         handle.write(markdown if markdown.endswith("\n") else markdown + "\n")
 
 
-def escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+def emit_command(command: str, message: str, **properties: str | int | None) -> None:
+    """A workflow command on stdout, where the runner reads it."""
+    print(command_line(command, message, **properties), flush=True)
 
 
-def escape_property(text: str) -> str:
-    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
-
-
-def workflow_command(command: str, message: str, **properties: str | int | None) -> str:
-    props = ",".join(
-        f"{key}={escape_property(str(value))}"
-        for key, value in properties.items()
-        if value is not None
-    )
-    return f"::{command}{' ' + props if props else ''}::{escape_data(message)}"
+def log(message: str) -> None:
+    """One line on stderr that the runner reads no command from."""
+    print(log_line(message), file=sys.stderr, flush=True)

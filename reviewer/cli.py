@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from reviewer import __version__
+from reviewer.ci import log
 from reviewer.errors import ExitCode, ReviewerError
 
 
@@ -167,7 +168,7 @@ def _review_command(args: argparse.Namespace) -> int:
     if args.transcript:
         write_transcript(review.transcript, args.transcript)
     if not result.complete:
-        print(f"reviewer: error: review incomplete: {result.incomplete_reason}", file=sys.stderr)
+        log(f"error: review incomplete: {result.incomplete_reason}")
         return int(ExitCode.INCOMPLETE)
     if any(review.settings.fails(f.severity) for f in result.findings):
         return int(ExitCode.FINDINGS)
@@ -237,10 +238,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.handler(args))
     except ReviewerError as exc:
-        print(f"reviewer: error: {exc}", file=sys.stderr)
+        log(f"error: {exc}")
         return int(exc.exit_code)
     except KeyboardInterrupt:
-        print("reviewer: interrupted", file=sys.stderr)
+        log("interrupted")
         return int(ExitCode.INCOMPLETE)
     except BrokenPipeError:
         return int(ExitCode.OK)

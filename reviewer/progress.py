@@ -11,6 +11,7 @@ import time
 from typing import TextIO
 
 from reviewer.findings import Usage
+from reviewer.sinks import log_line
 
 _MAX_ARGS_SHOWN = 90
 
@@ -49,20 +50,21 @@ class Progress:
             return
         elapsed = time.monotonic() - self.started
         text = (
-            f"reviewer: turn {self.turn} · {self.tool_calls} tool calls · "
+            f"turn {self.turn} · {self.tool_calls} tool calls · "
             f"{self.usage.total_tokens:,} tokens · {elapsed:.0f}s · {activity}"
         )
         if self.live:
             width = 118
-            self.stream.write("\r\x1b[2K" + text[:width])
+            self.stream.write("\r\x1b[2K" + log_line(text)[:width])
             self.stream.flush()
         else:
-            self._line(text[len("reviewer: ") :])
+            self._line(text)
 
     def _line(self, text: str) -> None:
         if not self.enabled:
             return
         if self.live:
             self.stream.write("\r\x1b[2K")
-        self.stream.write(f"reviewer: {text}\n")
+        # The model's tool names and arguments pass through here: one way in (sinks.log_line).
+        self.stream.write(log_line(text) + "\n")
         self.stream.flush()

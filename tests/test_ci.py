@@ -7,15 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from reviewer.ci import (
-    add_mask,
-    escape_data,
-    escape_property,
-    load_context,
-    workflow_command,
-    write_outputs,
-)
+from reviewer.ci import add_mask, load_context, write_outputs
 from reviewer.errors import ReviewerError
+from reviewer.sinks import command_line
 
 
 def event_file(tmp_path: Path, event: dict) -> str:
@@ -104,9 +98,10 @@ def test_outputs_single_and_multiline(tmp_path: Path) -> None:
 
 
 def test_workflow_commands_escape_like_the_toolkit(capsys: pytest.CaptureFixture[str]) -> None:
-    assert escape_data("50%\r\nx") == "50%25%0D%0Ax"
-    assert escape_property("a:b,c") == "a%3Ab%2Cc"
-    line = workflow_command("error", "bad\nthing", file="src/a,b.py", line=3, endLine=None)
+    # A carriage return is shown as a line end (it could overwrite a line in a terminal).
+    assert command_line("notice", "50%\r\nx") == "::notice::50%25%0Ax"
+    assert command_line("notice", "m", title="a:b,c") == "::notice title=a%3Ab%2Cc::m"
+    line = command_line("error", "bad\nthing", file="src/a,b.py", line=3, endLine=None)
     assert line == "::error file=src/a%2Cb.py,line=3::bad%0Athing"
     add_mask("s3cret\nsecond")
     assert capsys.readouterr().out == "::add-mask::s3cret\n::add-mask::second\n"

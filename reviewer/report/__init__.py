@@ -19,6 +19,7 @@ from typing import Any
 
 from reviewer.errors import ReviewerError
 from reviewer.findings import ReviewResult
+from reviewer.redact import Redactor, redact_values
 from reviewer.report.json_report import parse_json, render_json, report_schema
 from reviewer.report.markdown import render_markdown
 from reviewer.report.mdtext import fence, inline_code, neutralize
@@ -44,7 +45,10 @@ def render(result: ReviewResult, format: str, **options: Any) -> str:
     if renderer is None:
         raise ReviewerError(f"unknown report format '{format}'; choose from {', '.join(FORMATS)}")
     accepted = _options_of(renderer)
-    return renderer(result, **{k: v for k, v in options.items() if k in accepted})
+    # Every report is redacted here, its one way out: a secret from a file of the change can
+    # sit in a code excerpt, a path or the model's words. Enum members are not strings.
+    safe = redact_values(result, Redactor())
+    return renderer(safe, **{k: v for k, v in options.items() if k in accepted})
 
 
 def write_report(result: ReviewResult, format: str, path: str | Path, **options: Any) -> None:
@@ -54,7 +58,11 @@ def write_report(result: ReviewResult, format: str, path: str | Path, **options:
 
 def write_transcript(transcript: Iterable[Mapping[str, Any]], path: str | Path) -> None:
     """The agent's messages and tool calls, one JSON object a line (JSON Lines)."""
-    lines = (json.dumps(entry, ensure_ascii=False, sort_keys=True) for entry in transcript)
+    redact = Redactor()
+    lines = (
+        json.dumps(redact_values(dict(entry), redact), ensure_ascii=False, sort_keys=True)
+        for entry in transcript
+    )
     write_text("".join(line + "\n" for line in lines), path)
 
 

@@ -7,34 +7,15 @@ could rewrite what a reader sees. `clean_text` makes such characters visible ins
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 from reviewer.findings import Finding, ReviewResult, Severity, sort_findings
+from reviewer.sinks import clean_text, one_line
+
+__all__ = ["clean_text", "one_line"]
 
 # Most severe first: the order of every count table and list.
 SEVERITIES: tuple[Severity, ...] = tuple(sorted(Severity, key=lambda s: -s.rank))
-
-# Terminal and Markdown readers see text, so a control character is shown as a marker. Tab and
-# newline stay; a carriage return is a newline (Windows line ends, or an attempt to overwrite
-# the start of a line in a terminal).
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
-# Trojan-source characters (CVE-2021-42574): they reorder what is displayed.
-_BIDI = re.compile(r"[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-
-
-def clean_text(text: str) -> str:
-    """Untrusted text made safe to display: no escapes, no invisible reordering."""
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    text = _CONTROL.sub("\ufffd", text)
-    if text.isascii():  # no bidirectional controls possible: skip the scan
-        return text
-    return _BIDI.sub(lambda m: f"<U+{ord(m.group(0)):04X}>", text)
-
-
-def one_line(text: str) -> str:
-    """Text for a place that holds one line (a title, a table cell): whitespace folded."""
-    return " ".join(clean_text(text).split())
 
 
 def line_range(finding: Finding) -> str:

@@ -11,11 +11,11 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from reviewer.ci import workflow_command
 from reviewer.findings import Finding, ReviewResult, Severity, sort_findings
 from reviewer.report.markdown import render_markdown
 from reviewer.report.mdtext import cap_text, fence, inline_code, neutralize, neutralize_line
 from reviewer.signing import Signer
+from reviewer.sinks import command_line
 
 # GitHub refuses bodies over 65,536 characters; leave room for markers and notes.
 MAX_BODY_CHARS = 60_000
@@ -183,18 +183,21 @@ def summary_comment(
     return f"{SUMMARY_MARKER}\n{text.rstrip()}\n{state_line}"
 
 
-def annotations(findings: tuple[Finding, ...] | list[Finding]) -> list[str]:
+def annotations(
+    findings: tuple[Finding, ...] | list[Finding], *, redact: Callable[[str], str] = _same
+) -> list[str]:
     """Workflow commands for the findings, most severe first (GitHub shows only a few)."""
     lines = []
     for finding in sort_findings(list(findings))[:MAX_ANNOTATIONS]:
+        title = redact(finding.title)
         lines.append(
-            workflow_command(
+            command_line(
                 _LEVEL[finding.severity],
-                f"{finding.title}\n\n{finding.body}",
-                file=finding.path,
+                f"{title}\n\n{redact(finding.body)}",
+                file=redact(finding.path),
                 line=finding.line if finding.side == "RIGHT" else None,
                 endLine=finding.end_line if finding.side == "RIGHT" else None,
-                title=f"{finding.severity.value}: {finding.title}"[:200],
+                title=f"{finding.severity.value}: {title}"[:200],
             )
         )
     return lines

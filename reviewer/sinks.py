@@ -1,0 +1,73 @@
+"""One way in per sink for untrusted text (the pull request, the repository's files and
+names, everything the model wrote). Each function makes any text safe for its sink; nothing
+reaches a sink any other way (tests/test_sinks.py enumerates them and checks the callers).
+
+| sink | function |
+|---|---|
+| terminal (reports, progress on a TTY) | `clean_text`, `one_line` |
+| log lines (stderr; the Actions runner reads commands there) | `log_line` |
+| workflow commands (annotations on stdout) | `command_line` |
+| GitHub Markdown (comments, review body, job summary, Markdown report) | `report.mdtext` |
+| tool output (what the model reads) | `tools.text.quote_path` |
+
+JSON and SARIF reports are written by a JSON encoder, which escapes on its own.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Terminal readers see text, so a control character is shown as a marker. Tab and newline
+# stay; a carriage return is a newline (Windows line ends, or an attempt to overwrite the
+# start of a line in a terminal).
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+# Trojan-source characters (CVE-2021-42574): they reorder what is displayed.
+_BIDI = re.compile(r"[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# The runner reads `##[command]` anywhere in a line (the legacy form) and `::command::` at the
+# start of one; a zero-width space breaks either without changing what a person reads.
+_LEGACY_COMMAND = "##["
+_BREAK = "\u200b"
+
+
+def clean_text(text: str) -> str:
+    """Untrusted text made safe to display: no escapes, no invisible reordering."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    text = _CONTROL.sub("\ufffd", text)
+    if text.isascii():  # no bidirectional controls possible: skip the scan
+        return text
+    return _BIDI.sub(lambda m: f"<U+{ord(m.group(0)):04X}>", text)
+
+
+def one_line(text: str) -> str:
+    """Text for a place that holds one line (a title, a table cell): whitespace folded."""
+    return " ".join(clean_text(text).split())
+
+
+def log_line(text: str) -> str:
+    """One line of the log, prefixed `reviewer: `: the runner finds no command in it, and a
+    newline or carriage return in `text` is shown as `\\n`, never obeyed."""
+    text = clean_text(text).replace("\n", "\\n").replace("\t", " ")
+    return "reviewer: " + text.replace(_LEGACY_COMMAND, f"##{_BREAK}[")
+
+
+def command_line(command: str, message: str, **properties: str | int | None) -> str:
+    """A workflow command (`::error file=...::message`), its message and properties escaped
+    as actions/toolkit escapes them, after control and bidi characters are made visible."""
+    props = ",".join(
+        f"{key}={_escape_property(_visible(str(value)))}"
+        for key, value in properties.items()
+        if value is not None
+    )
+    return f"::{command}{' ' + props if props else ''}::{_escape_data(_visible(message))}"
+
+
+def _visible(text: str) -> str:
+    return clean_text(text).replace(_LEGACY_COMMAND, f"##{_BREAK}[")
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
