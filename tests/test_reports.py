@@ -516,12 +516,44 @@ def test_markdown_size_cap_keeps_the_most_severe_findings() -> None:
     big = dataclasses.replace(COMPLETE, findings=many, summary="s " * 10_000)
     text = render_markdown(big)
     assert len(text.encode("utf-8")) <= DEFAULT_MAX_BYTES
-    assert "This report was cut to stay under 1,000,000 bytes" in text
-    shown = re.findall(r"^#### \d+\. \S+ (\w+)", text, flags=re.MULTILINE)
-    assert 0 < len(shown) < 1000 and shown[0] == "Critical"
+    # Long texts are cut before any finding is left out, and the page says so.
+    assert len(re.findall(r"^#### \d+\. ", text, flags=re.MULTILINE)) == 1000
+    assert "cut to fit the size limit: the JSON report has the whole text" in text
     assert not fence_state_at(text, "### Files")
     small = render_markdown(big, max_bytes=50_000)
     assert len(small.encode("utf-8")) <= 50_000 and "### Files" in small
+    assert "This report was cut to stay under 50,000 bytes" in small
+    assert "The JSON report has all of them." in small
+    shown = re.findall(r"^#### \d+\. \S+ (\w+)", small, flags=re.MULTILINE)
+    assert 0 < len(shown) < 1000 and shown[0] == "Critical"
+
+
+def test_summary_only_findings_outlast_inline_ones_and_the_summary() -> None:
+    def many(inline: bool, start: int) -> list[Finding]:
+        return [
+            finding(
+                path=f"src/{'in' if inline else 'out'}{i}.py",
+                line=i + 1,
+                title=f"{'Inline' if inline else 'Summary-only'} {i}",
+                body="word " * 400,
+                severity=Severity.HIGH,
+                placement="inline" if inline else "summary",
+            )
+            for i in range(start, start + 60)
+        ]
+
+    big = dataclasses.replace(
+        COMPLETE,
+        findings=(*many(True, 0), *many(False, 100)),
+        summary="long summary " * 20_000,
+        suppressed=COMPLETE.findings,
+    )
+    text = render_markdown(big, max_bytes=40_000, full_list="See the job summary.")
+    assert len(text.encode("utf-8")) <= 40_000
+    assert all(f"Summary-only {i}" in text for i in range(100, 160))
+    assert "summary cut to fit the size limit" in text
+    assert "have an inline comment on the pull request" in text and "See the job summary." in text
+    assert f"_{len(COMPLETE.findings)} more below the reporting threshold" in text
 
 
 def test_markdown_size_cap_cuts_a_huge_summary_last() -> None:

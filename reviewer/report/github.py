@@ -28,6 +28,10 @@ _ANY_MARKER = re.compile(r"(?i)(<!--\s*)(reviewer)(\s*:)")
 # Payloads of our signed markers (signing.py).
 _FINGERPRINT = re.compile(r"fingerprint=([0-9a-f]{16})")
 _REVIEW = re.compile(r"run=([A-Za-z0-9_.-]{1,80}) fingerprints=([0-9a-f,]*)")
+# Where every finding can be read when the summary comment cannot hold them all.
+FULL_LIST = (
+    "This run's job summary and its JSON report (the action's `report` output) list all of them."
+)
 # GitHub shows 10 annotations of each level per step: the most severe go first.
 MAX_ANNOTATIONS = 30
 
@@ -176,10 +180,13 @@ def summary_comment(
     room = MAX_BODY_CHARS - len(state_line) - len(SUMMARY_MARKER) - 2
     budget = room - len(head)
     while True:
-        text = redact(defuse_markers(head + render_markdown(result, max_bytes=budget)))
+        report = render_markdown(result, max_bytes=budget, full_list=FULL_LIST)
+        text = redact(defuse_markers(head + report))
         if len(text) <= room or budget < 2_000:
             break
         budget -= len(text) - room + 100
+    if len(text) > room:  # a last resort that keeps GitHub's limit whatever redaction did
+        text = cap_text(text, room - 200)[0] + "\n\n_(cut to fit GitHub's size limit)_"
     return f"{SUMMARY_MARKER}\n{text.rstrip()}\n{state_line}"
 
 

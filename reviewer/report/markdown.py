@@ -8,7 +8,7 @@ files, then the least severe findings, then the end of the summary. A note says 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import PurePosixPath
 from typing import Any
@@ -65,24 +65,64 @@ _LANGUAGES = {
 }  # fmt: skip
 
 
+# How much of each finding is shown, fullest first: (body characters, code excerpts of inline
+# findings, of summary-only findings, suggestions of inline findings). An inline finding has
+# its own comment on the pull request; a summary-only one has no other home there.
+_DETAIL = (
+    (MAX_BODY_CHARS, True, True, True),
+    (4_000, True, True, True),
+    (1_000, False, True, False),
+    (300, False, False, False),
+)
+
+
 @dataclass
 class _Page:
     """Everything the template shows; `_shrink` edits a copy of it to fit the size cap."""
 
     values: dict[str, Any]
-    findings: list[dict[str, str]]
+    raw: list[Finding]
+    incremental: bool
     suppressed: list[str]
     reviewed: list[str]
     summary_raw: str
-    omitted: int = 0
+    detail: int = 0
+    # Indexes into `raw` of the findings shown; None: all of them.
+    shown: frozenset[int] | None = None
     cut_summary: bool = False
+    views: dict[tuple[int, int], dict[str, str]] = field(default_factory=dict)
+
+    def findings(self) -> list[dict[str, str]]:
+        out = []
+        for index, finding in enumerate(self.raw):
+            if self.shown is not None and index not in self.shown:
+                continue
+            key = (index, self.detail)
+            if key not in self.views:
+                self.views[key] = _finding_view(
+                    index + 1, finding, self.incremental, _DETAIL[self.detail]
+                )
+            out.append(self.views[key])
+        return out
+
+    @property
+    def omitted(self) -> list[Finding]:
+        if self.shown is None:
+            return []
+        return [f for index, f in enumerate(self.raw) if index not in self.shown]
 
 
 def render_markdown(
-    result: ReviewResult, *, max_bytes: int = DEFAULT_MAX_BYTES, title: str = "AI review"
+    result: ReviewResult,
+    *,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    title: str = "AI review",
+    full_list: str = "The JSON report has all of them.",
 ) -> str:
-    """The review as GitHub-flavoured Markdown, at most `max_bytes` bytes of UTF-8."""
+    """The review as GitHub-flavoured Markdown, at most `max_bytes` bytes of UTF-8. When it
+    must be cut, `full_list` says where every finding can still be read."""
     page = _page(result, title)
+    page.values["full_list"] = full_list
     text = _render(page, max_bytes)
     if _size(text) <= max_bytes:
         return text
@@ -128,16 +168,21 @@ def _page(result: ReviewResult, title: str) -> _Page:
         "skipped": [(inline_code(p), _short(r)) for p, r in skipped],
         "footer": f"{usage_text(result)} · reviewer {__version__}",
     }
+    values["suppressed_count"] = len(result.suppressed)
     return _Page(
         values=values,
-        findings=[_finding_view(n, f, result.incremental) for n, f in enumerate(findings, start=1)],
+        raw=findings,
+        incremental=result.incremental,
         suppressed=[_suppressed_line(f) for f in sort_findings(result.suppressed)],
         reviewed=[f"{inline_code(f.path)} ({f.status})" for f in result.files if f.reviewed],
         summary_raw=result.summary,
     )
 
 
-def _finding_view(number: int, finding: Finding, incremental: bool) -> dict[str, str]:
+def _finding_view(
+    number: int, finding: Finding, incremental: bool, detail: tuple[int, bool, bool, bool]
+) -> dict[str, str]:
+    body_chars, inline_code_shown, summary_code_shown, inline_suggestion = detail
     lines = line_range(finding)
     meta = [f"**{_short(finding.category)}**"] if finding.category else []
     if incremental:
@@ -150,9 +195,9 @@ def _finding_view(number: int, finding: Finding, incremental: bool) -> dict[str,
     else:
         note = finding.placement_note or "not on a commentable line"
         meta.append(f"in this summary only: {_short(note)}")
-    body, cut = cap_text(finding.body.strip(), MAX_BODY_CHARS)
+    body, cut = cap_text(finding.body.strip(), body_chars)
     body = neutralize(body, min_heading=5) + (
-        "\n\n_(cut: the JSON report has the whole text)_" if cut else ""
+        "\n\n_(cut to fit the size limit: the JSON report has the whole text)_" if cut else ""
     )
     view = {
         "number": str(number),
@@ -167,13 +212,16 @@ def _finding_view(number: int, finding: Finding, incremental: bool) -> dict[str,
         "suggestion_label": "",
     }
     language = language_for(finding.path)
-    if finding.code:
+    show_code = inline_code_shown if finding.inline else summary_code_shown
+    if finding.code and show_code:
         side = "Removed code, base version" if finding.side == "LEFT" else "Code"
         view["code_label"] = f"{side} (line{'s' if '-' in lines else ''} {lines}):"
         view["code"] = fence(clean_text(finding.code), language)
     if finding.suggestion is not None:
         if finding.suggestion.strip() == "":
             view["suggestion_label"] = f"Suggested change: delete line(s) {lines}."
+        elif finding.inline and not inline_suggestion:
+            view["suggestion_label"] = "A suggested change is in the inline comment."
         elif len(finding.suggestion) > MAX_SUGGESTION_CHARS:
             view["suggestion_label"] = (
                 f"A suggested replacement of {len(finding.suggestion):,} characters is left "
@@ -215,17 +263,17 @@ def _render(page: _Page, max_bytes: int) -> str:
     if cut or page.cut_summary:
         summary += "\n\n_(summary cut to fit the size limit)_"
     omitted_note = ""
-    if page.omitted:
-        shown = len(page.findings)
+    if omitted := page.omitted:
+        inline = sum(1 for f in omitted if f.inline)
+        on_pr = f" ({inline} of them have an inline comment on the pull request)" if inline else ""
         omitted_note = (
-            f"This report was cut to stay under {max_bytes:,} bytes: the {page.omitted} least "
-            f"severe of {shown + page.omitted} findings are not shown. "
-            "The JSON report has all of them."
+            f"This report was cut to stay under {max_bytes:,} bytes: {len(omitted)} of "
+            f"{len(page.raw)} findings are not shown here{on_pr}. {page.values['full_list']}"
         )
     return _template().render(
         **page.values,
         summary=summary,
-        findings=page.findings,
+        findings=page.findings(),
         omitted_note=omitted_note,
         suppressed=page.suppressed,
         reviewed=page.reviewed,
@@ -233,9 +281,12 @@ def _render(page: _Page, max_bytes: int) -> str:
 
 
 def _shrink(page: _Page, max_bytes: int) -> str:
-    """The largest version of the page that fits, dropping the least important parts first."""
-    lean = replace(page, suppressed=[], reviewed=[])
+    """The largest version of the page that fits. What goes first: the lists of reviewed files
+    and suppressed findings (their count stays), then the model's summary and long texts,
+    then whole findings, inline ones (they have their own comment) before summary-only
+    ones, the least severe first. Every cut is said on the page."""
     skipped = page.values["skipped"]
+    lean = replace(page, suppressed=[], reviewed=[])
     lean.values = {
         **page.values,
         "coverage_line": page.values["coverage_line"]
@@ -246,19 +297,29 @@ def _shrink(page: _Page, max_bytes: int) -> str:
            if len(skipped) > MAX_LISTED_SKIPPED else []),
     }  # fmt: skip
     text = _render(lean, max_bytes)
+    summary = page.summary_raw
+    for detail, summary_chars in ((1, 8_000), (2, 2_000), (3, 500)):
+        if _size(text) <= max_bytes:
+            return text
+        cut = len(summary) > summary_chars
+        lean = replace(lean, detail=detail, summary_raw=summary[:summary_chars], cut_summary=cut)
+        text = _render(lean, max_bytes)
     if _size(text) <= max_bytes:
         return text
-    # The most findings (most severe first) that fit.
-    everything = lean.findings
-    low, high = 0, len(everything)
+    # Whole findings, in the order they matter least to this page.
+    priority = sorted(
+        range(len(lean.raw)),
+        key=lambda i: (lean.raw[i].inline, -lean.raw[i].severity.rank, i),
+    )
+    low, high = 0, len(priority)
     while low < high:
         mid = (low + high + 1) // 2
-        trial = replace(lean, findings=everything[:mid], omitted=len(everything) - mid)
+        trial = replace(lean, shown=frozenset(priority[:mid]))
         if _size(_render(trial, max_bytes)) <= max_bytes:
             low = mid
         else:
             high = mid - 1
-    fitted = replace(lean, findings=everything[:low], omitted=len(everything) - low)
+    fitted = replace(lean, shown=frozenset(priority[:low]))
     text = _render(fitted, max_bytes)
     # Still too big with no finding: the summary is what is left to cut.
     budget = len(fitted.summary_raw)
