@@ -32,6 +32,8 @@ _SHORTENED_CHARS = 400
 _SHORTENED_NOTE = "\n[Shortened to keep the conversation within the context window; call the tool again if you need the rest.]"  # noqa: E501
 # When this share of a budget is used, the model is told to finish.
 _WRAP_UP_SHARE = 0.85
+# Replies in a row without a usable tool call before the loop gives up on the model.
+_MAX_IDLE_REPLIES = 4
 
 # Checks a submission against the repository: {finding number (1-based): problem}, and
 # 0 for a problem with the submission as a whole.
@@ -42,6 +44,7 @@ class AgentEvents(Protocol):
     def turn_started(self, turn: int, usage: Usage, tool_calls: int) -> None: ...
     def tool_called(self, name: str, arguments: str, cached: bool) -> None: ...
     def retrying(self, reason: str, delay: float) -> None: ...
+    def note(self, text: str) -> None: ...
 
 
 @dataclass
@@ -97,6 +100,9 @@ class _Run:
         self.warned = False
         # Turns in which the model still asked for tools after the tool budget was spent.
         self.turns_past_tool_budget = 0
+        # Replies in a row without a tool call: a model or server that cannot call tools
+        # would otherwise be nudged until the whole budget is spent.
+        self.idle_replies = 0
         self.last_text = ""
         self.unverified: list[FindingIn] = []
         self.started = agent.clock()
@@ -127,8 +133,12 @@ class _Run:
             if reply.content:
                 self.last_text = reply.content
             if not reply.tool_calls:
+                self.idle_replies += 1
+                if self.idle_replies >= _MAX_IDLE_REPLIES:
+                    return self._outcome(None, _no_tool_calls(self.idle_replies))
                 self._nudge(reply)
                 continue
+            self.idle_replies = 0
             submission = self._answer_calls(reply.tool_calls)
             if submission is not None:
                 return self._outcome(submission, "")
@@ -259,6 +269,13 @@ class _Run:
         self._say(text)
 
     def _say(self, text: str) -> None:
+        last = self.messages[-1]
+        if last["role"] == "tool":
+            # Some servers (Mistral) refuse a user message right after tool results: the
+            # words ride on the last result instead, which every server accepts.
+            self.messages[-1] = {**last, "content": f"{last['content']}\n\n[Note: {text}]"}
+            self._record("message", {"role": "tool", "appended": text})
+            return
         message = {"role": "user", "content": text}
         self.messages.append(message)
         self._record("message", message)
@@ -330,6 +347,15 @@ class _Run:
             last_text=self.last_text,
             transcript=self.transcript,
         )
+
+
+def _no_tool_calls(replies: int) -> str:
+    return (
+        f"the model answered {replies} times in a row without calling a tool; the model or "
+        "the server may not support tool calling (llama.cpp: start the server with --jinja; "
+        "Ollama: pick a model with tool support; vLLM: --enable-auto-tool-choice "
+        "--tool-call-parser NAME)"
+    )
 
 
 def _where(finding: FindingIn) -> str:

@@ -37,6 +37,9 @@ class Progress:
             shown = shown[: _MAX_ARGS_SHOWN - 1] + "…"
         self._status(f"{name} {shown}{' (repeat)' if cached else ''}")
 
+    def note(self, text: str) -> None:
+        self._line(f"model endpoint: {text}")
+
     def retrying(self, reason: str, delay: float) -> None:
         self._line(f"model endpoint: {reason}; retrying in {delay:.1f} s")
 

@@ -21,9 +21,16 @@ from reviewer.diff import Change, load_change
 from reviewer.errors import ReviewerError, ToolError
 from reviewer.findings import FileCoverage, Finding, ReviewResult, Usage
 from reviewer.gitcmd import run_git
-from reviewer.llm import ChatModel
+from reviewer.llm import DEFAULT_BASE_URL, ChatModel, ServerProfile, check_base_url
 from reviewer.redact import Redactor
-from reviewer.submission import FindingIn, LineCounter, SubmitReview, check_finding
+from reviewer.submission import (
+    SUBMIT_REVIEW,
+    FindingIn,
+    LineCounter,
+    SubmitReview,
+    check_finding,
+)
+from reviewer.tools import TOOLS
 from reviewer.workspace import (
     RevisionWorkspace,
     Workspace,
@@ -35,6 +42,8 @@ from reviewer.workspace import (
 _DEFAULT_BASES = ("origin/HEAD", "main", "master", "origin/main", "origin/master")
 _MAX_DESCRIPTION_CHARS = 6000
 _MAX_COMMITS = 200
+# Names a tool call written as text may use (anything else in the text is prose).
+TOOL_NAMES = frozenset({*TOOLS, SUBMIT_REVIEW})
 # A stop reason quoted in a file's coverage: the full reason is in the review's own.
 _MAX_REASON_CHARS = 200
 
@@ -99,6 +108,7 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
         config_name=request.config_name,
     )
     require_model_settings(settings)
+    check_base_url(settings.base_url or DEFAULT_BASE_URL)
     redactor = Redactor()
     change = load_change(root, base, head)
     base_point = change.base
@@ -160,10 +170,18 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
         return result([], _nothing_to_review(change, coverage, incremental=shown is not change))
 
     deadline = started + settings.max_seconds
+    # What one loop learns about the server (a parameter it refuses), every loop uses.
+    profile = ServerProfile()
 
     def review_batch(batch: BatchContext) -> AgentOutcome:
         agent = Agent(
-            model=ChatModel(settings, on_retry=events.retrying if events else None),
+            model=ChatModel(
+                settings,
+                profile=profile,
+                on_retry=events.retrying if events else None,
+                on_note=events.note if events else None,
+                tool_names=TOOL_NAMES,
+            ),
             workspace=workspace,
             settings=settings,
             validate=lambda submission: _check_submission(submission, change, workspace, counter),

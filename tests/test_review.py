@@ -311,7 +311,8 @@ def test_permanent_errors_say_what_to_fix(
     with FakeLLM([not_found]) as llm:
         code, report = run(feature, llm, tmp_path, monkeypatch)
     assert code == 2
-    assert "model 'fake-model' not found" in report["incomplete_reason"]
+    reason = report["incomplete_reason"]
+    assert "answered 404 for model 'fake-model'" in reason and "does not exist" in reason
     assert "REVIEWER_MODEL" in capsys.readouterr().err
 
 
