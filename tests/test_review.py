@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -572,3 +573,38 @@ def test_secrets_in_the_diff_do_not_reach_the_model(
         run(feature, llm, tmp_path, monkeypatch)
         sent = json.dumps(llm.bodies)
     assert token not in sent and "[REDACTED]" in sent
+
+
+def test_a_model_that_never_calls_a_tool_is_given_up_on_with_advice(
+    feature: GitRepo, env: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A small model on llama.cpp without --jinja answers in prose or with nothing, turn
+    # after turn: it is given up on within a handful of requests, not the turn budget.
+    chatter = [reply(content="I will now review the code."), reply(content="")]
+    with FakeLLM(chatter, on_exhausted="repeat_last") as llm:
+        code, report = run(feature, llm, tmp_path, monkeypatch)
+        requests = len(llm.bodies)
+    assert code == 2 and requests <= 5
+    reason = report["incomplete_reason"]
+    assert "without calling a tool" in reason and "--jinja" in reason
+
+
+def test_a_note_after_tool_results_is_not_a_user_message(
+    feature: GitRepo, env: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Mistral refuses a user message right after tool messages: 400 "Unexpected role 'user'
+    # after role 'tool'" (docs.mistral.ai function calling; the wrap-up warning hit it).
+    def mistral(request: dict[str, Any]) -> dict[str, Any]:
+        roles = [m["role"] for m in request["messages"]]
+        if any(a == "tool" and b == "user" for a, b in pairwise(roles)):
+            return error(400, "Unexpected role 'user' after role 'tool'")
+        if len(request["messages"]) > 4:
+            return submit(findings=[finding()])
+        return reply(tool_calls=[tool_call("list_files", {})])
+
+    monkeypatch.setenv("REVIEWER_MAX_TURNS", "3")
+    with FakeLLM([mistral], on_exhausted="repeat_last") as llm:
+        code, report = run(feature, llm, tmp_path, monkeypatch)
+        last_tool = [m for m in llm.bodies[-1]["messages"] if m["role"] == "tool"][-1]
+    assert code == 0 and report["status"] == "complete"
+    assert "submit_review now" in last_tool["content"]

@@ -279,7 +279,7 @@ def _not_found_hint(base_url: str, model: str | None) -> str:
     """The likely cause of a 404, from the URL's shape."""
     parts = urlsplit(base_url)
     path = parts.path.rstrip("/")
-    if "openai.azure.com" in parts.netloc and "/openai/deployments/" in path:
+    if "/openai/deployments/" in path and "api-version" not in parts.query:
         return (
             "an Azure deployment URL needs ?api-version=...; or use the v1 API: "
             f"{parts.scheme}://{parts.netloc}/openai/v1 with the deployment name as the model"
