@@ -8,7 +8,7 @@ from typing import ClassVar
 from reviewer.errors import ToolError
 from reviewer.redact import mask_private_keys
 from reviewer.tools.base import END_ALIASES, PATH_ALIASES, START_ALIASES, Tool, param
-from reviewer.tools.text import cut_line, decode, human_size, is_binary, split_lines
+from reviewer.tools.text import cut_line, decode, human_size, is_binary, quote_path, split_lines
 from reviewer.workspace import Kind, Listing, Workspace
 from reviewer.workspace.globs import glob_matcher, required_text
 from reviewer.workspace.paths import check_glob
@@ -178,11 +178,13 @@ class ListFiles(Tool):
 
 
 def _label(kind: Kind | None, path: str) -> str:
+    # Names come from the repository: quoted when they hold a line break or the like, so a
+    # name can never read as another line of output (tools/text.py: the tool-output sink).
     if kind is Kind.LINK:
-        return f"{path} (symlink)"
+        return f"{quote_path(path)} (symlink)"
     if kind is Kind.SUBMODULE:
-        return f"{path}/ (submodule, not readable)"
-    return path
+        return f"{quote_path(path)}/ (submodule, not readable)"
+    return quote_path(path)
 
 
 class GetFileStructure(Tool):
@@ -202,7 +204,7 @@ class GetFileStructure(Tool):
 
     def run(self, workspace: Workspace) -> str:
         base = workspace.resolve_dir(self.path or "")
-        lines = [f"{base}/" if base else "./"]
+        lines = [f"{quote_path(base)}/" if base else "./"]
         omitted = _render_level(workspace.listing, base, lines, indent=1)
         if omitted:
             lines.append(
@@ -228,12 +230,13 @@ def _render_level(listing: Listing, rel: str, lines: list[str], indent: int) -> 
             if len(lines) < MAX_STRUCTURE_LINES + 1:
                 lines.append(f"{pad}… {rest:,} more")
             return omitted + rest
+        shown = quote_path(name)
         if count is None:
-            lines.append(f"{pad}{name}")
+            lines.append(f"{pad}{shown}")
         elif indent >= STRUCTURE_DEPTH:
-            lines.append(f"{pad}{name}/ ({count:,} files)")
+            lines.append(f"{pad}{shown}/ ({count:,} files)")
         else:
-            lines.append(f"{pad}{name}/")
+            lines.append(f"{pad}{shown}/")
             child = f"{rel}/{name}" if rel else name
             omitted += _render_level(listing, child, lines, indent + 1)
     return omitted

@@ -8,7 +8,7 @@ from reviewer.errors import ToolError
 from reviewer.redact import PEM_BODY_LINE, REDACTED
 from reviewer.tools.base import Tool, param
 from reviewer.tools.files import MAX_SCAN_BYTES, read_text
-from reviewer.tools.text import cut_line, split_lines
+from reviewer.tools.text import cut_line, quote_path, split_lines
 from reviewer.workspace import Workspace
 from reviewer.workspace.paths import check_glob
 from reviewer.workspace.search import Hit, search
@@ -63,7 +63,7 @@ class SearchText(Tool):
             timeout=SEARCH_SECONDS,
         )
         _mask_key_lines(workspace, outcome.hits)
-        lines = [f"{hit.path}:{hit.line}: {cut_line(hit.text)}" for hit in outcome.hits]
+        lines = [f"{quote_path(hit.path)}:{hit.line}: {cut_line(hit.text)}" for hit in outcome.hits]
         if outcome.timed_out:
             lines.append(
                 f"\n[Search stopped after {SEARCH_SECONDS:.0f} s; results are incomplete. "

@@ -1,6 +1,11 @@
-"""Turning file bytes into text the model can read: decoding, binary detection, long lines."""
+"""Turning file bytes into text the model can read: decoding, binary detection, long lines,
+and names (`quote_path`: the tool-output sink for every repository path a tool prints)."""
 
 from __future__ import annotations
+
+from reviewer.workspace.paths import quote_path
+
+__all__ = ["quote_path"]
 
 MAX_LINE_CHARS = 2000
 # git's own heuristic: a NUL byte in the first 8,000 bytes means binary.
