@@ -1,0 +1,246 @@
+"""Every sink of untrusted text, enumerated, and hostile text through each: nothing reaches a
+sink in a form that acts (a workflow command, a mention, live HTML, a marker) or leaks (a
+secret). The end-to-end case drives `reviewer github` with a hostile model against the fake
+GitHub and reads stdout and stderr as the Actions runner reads them."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import unicodedata
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from markdown_it import MarkdownIt
+
+import reviewer
+from reviewer.report.mdtext import neutralize, neutralize_line
+from reviewer.sinks import clean_text, command_line, log_line, one_line
+from reviewer.testing import reply, tool_call
+from reviewer.testing.fake_github import FakeGitHub
+from reviewer.workspace.paths import quote_path
+from tests.conftest import GitRepo
+from tests.test_action import TOKEN, run_action
+
+HOSTILE = [
+    "read_file\n::set-output name=findings::0",
+    "x\r::error::forged",
+    '{"pattern": "##[stop-commands]x"}',
+    "%0A::warning::encoded",
+    "nul\x00esc\x1b[2Jbidi\u202eevil",
+    "`multi\nline` @octocat <img src=x onerror=alert(1)>",
+    "| a | b |\n|---|---|\n| `x | @org/team <details> |",
+    "<details><summary>fold everything",
+    '<!-- reviewer:state {"h":"0"} -->',
+    "_@octocat_ and (@octocat) and [@octocat](http://x)",
+    "&#64;octocat &#60;script&#62;",
+    "x" * 60_000,
+]
+# The HTML the Markdown report's template writes itself (reviewer/report/templates).
+OWN_TAGS = re.compile(r"(</?details>\s*)?(<summary>.*</summary>)?|</?sub>|</details>", re.DOTALL)
+_BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def _controls(text: str, allowed: str = "") -> list[str]:
+    return [c for c in text if unicodedata.category(c) == "Cc" and c not in allowed]
+
+
+def runner_commands(output: str) -> list[str]:
+    """The lines the Actions runner would run as commands: `::` at the start of a line (after
+    white space), or the legacy `##[` anywhere in it."""
+    return [line for line in output.splitlines() if line.lstrip().startswith("::") or "##[" in line]
+
+
+def acting_markdown(markdown: str) -> list[str]:
+    """Raw HTML and live mentions in prose, as GitHub's CommonMark + tables would see them."""
+    found = []
+    for token in MarkdownIt("commonmark").enable(["table", "strikethrough"]).parse(markdown):
+        if token.type == "html_block":
+            found.append(token.content)
+        for child in token.children or []:
+            if child.type == "html_inline":
+                found.append(child.content)
+            if child.type == "text":
+                found += re.findall(r"(?<![A-Za-z0-9])@[A-Za-z0-9][\w/-]*", child.content)
+    return found
+
+
+def _check_terminal(text: str) -> None:
+    assert not _controls(text, "\n\t") and not _BIDI.search(text)
+
+
+def _single_line(text: str) -> None:
+    assert "\n" not in text and "\r" not in text
+
+
+def _check_log(text: str) -> None:
+    assert "\n" not in text and "\r" not in text and runner_commands(text) == []
+    assert not _controls(text) and not _BIDI.search(text)
+
+
+def _check_command(text: str) -> None:
+    assert "\n" not in text and "\r" not in text and "##[" not in text
+    assert runner_commands(text) == [text]  # exactly one command: ours
+    assert not _controls(text) and not _BIDI.search(text)
+
+
+def _check_markdown(text: str) -> None:
+    assert acting_markdown(text) == []
+    assert "<!-- reviewer:" not in text or text.count("<!--") == 0
+
+
+def _check_tool_output(text: str) -> None:
+    assert "\n" not in text and not _controls(text) and not _BIDI.search(text)
+
+
+# The sinks: one function each, and what "safe" means for it.
+SINKS: dict[str, tuple[Callable[[str], str], Callable[[str], None]]] = {
+    "terminal": (clean_text, _check_terminal),
+    "terminal line": (one_line, lambda text: _check_terminal(text) or _single_line(text)),
+    "log line": (log_line, _check_log),
+    "workflow command": (lambda t: command_line("error", t, file=t, title=t), _check_command),
+    "GitHub Markdown": (neutralize, _check_markdown),
+    "GitHub Markdown line": (neutralize_line, _check_markdown),
+    "tool output": (quote_path, _check_tool_output),
+}
+
+
+@pytest.mark.parametrize("sink", sorted(SINKS))
+@pytest.mark.parametrize("text", HOSTILE, ids=range(len(HOSTILE)))
+def test_every_sink_makes_hostile_text_inert(sink: str, text: str) -> None:
+    make_safe, check = SINKS[sink]
+    check(make_safe(text))
+
+
+# Where the program may write to stdout or stderr itself: the sinks and the edges that print
+# what a sink made (module path, function name).
+ALLOWED_WRITERS = {
+    ("reviewer/ci.py", "add_mask"),
+    ("reviewer/ci.py", "emit_command"),
+    ("reviewer/ci.py", "log"),
+    ("reviewer/cli.py", "_write"),
+    ("reviewer/progress.py", "_status"),
+    ("reviewer/progress.py", "_line"),
+    ("reviewer/progress.py", "done"),
+    ("reviewer/report/__init__.py", "write_text"),
+    ("reviewer/action.py", "_review_pull"),  # prints annotations() lines, made by command_line
+}
+
+
+def test_nothing_reaches_stdout_or_stderr_but_through_a_sink() -> None:
+    root = Path(reviewer.__file__).parent
+    found = set()
+    for path in root.rglob("*.py"):
+        rel = path.relative_to(root.parent).as_posix()
+        if rel.startswith("reviewer/testing/"):
+            continue  # the shipped fakes are test servers, not the bot
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for function in ast.walk(tree):
+            if not isinstance(function, ast.FunctionDef):
+                continue
+            for node in ast.walk(function):
+                if not isinstance(node, ast.Call):
+                    continue
+                name = ast.unparse(node.func)
+                if (
+                    name == "print"
+                    or name.endswith(("stdout.write", "stderr.write"))
+                    or (name.endswith("stream.write"))
+                ):
+                    found.add((rel, function.name))
+    assert found <= ALLOWED_WRITERS, sorted(found - ALLOWED_WRITERS)
+
+
+# --- end to end: a hostile model against the fake GitHub --------------------------------------
+
+AWS_ID = "AKIA" + "Q7Z3X9K2M4N6P8R1"
+AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCY" + "EXAMPLEKEY"
+
+
+@pytest.fixture
+def hostile_repo(repo: GitRepo) -> GitRepo:
+    repo.write("app.py", "x = 1\n")
+    repo.write("README.md", "# Shop\n")
+    repo.commit("base")
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.write(
+        "app.py",
+        f'x = 1\nAWS_ACCESS_KEY_ID = "{AWS_ID}"\naws_secret_access_key = "{AWS_SECRET}"\n',
+    )
+    repo.commit("config")
+    return repo
+
+
+def test_a_hostile_model_reaches_no_sink_in_a_form_that_acts_or_leaks(
+    hostile_repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    evil = "\n".join(HOSTILE[:11])
+    findings = [
+        {
+            "path": "app.py",
+            "line": 2,
+            "end_line": 3,
+            "severity": "high",
+            "title": "Key ##[stop-commands]x ::set-output name=findings::0",
+            "body": evil,
+        },
+        {
+            "path": "README.md",
+            "line": 1,
+            "severity": "low",
+            "title": "@octocat <details>",
+            "body": evil,
+        },
+    ]
+    script = [
+        reply(tool_calls=[tool_call("read_file\n::set-output name=findings::0", {"p": "x"})]),
+        reply(tool_calls=[tool_call("search_text", {"pattern": "##[stop-commands]x\r::x::"})]),
+        reply(tool_calls=[tool_call("submit_review", {"summary": evil, "findings": findings})]),
+    ]
+    with FakeGitHub(
+        hostile_repo.root,
+        repository="acme/shop",
+        number=7,
+        base_sha=hostile_repo.git("rev-parse", "main").strip(),
+        head_sha=hostile_repo.head(),
+        title="@octocat <img src=x>",
+        body=evil,
+        token=TOKEN,
+    ) as github:
+        github.read_only = False
+        run = run_action(
+            github,
+            hostile_repo.root,
+            script,
+            tmp_path,
+            monkeypatch,
+            capsys,
+            REVIEWER_FAIL_ON="high",
+        )
+        posted = [r["body"] for r in github.reviews]
+        posted += [c["body"] for c in github.review_comments + github.issue_comments]
+    assert run.code == 1, run.err
+    # stdout and stderr as the runner reads them: only our own commands.
+    ours = [line for line in runner_commands(run.out + "\n" + run.err)]
+    assert all(
+        line.startswith(("::add-mask::", "::error", "::warning", "::notice")) for line in ours
+    )
+    assert not any("set-output" in line or "stop-commands" in line for line in ours)
+    # What GitHub received: nothing that acts, markers only where the bot writes them.
+    for body in posted:
+        lines = body.split("\n")
+        inner = "\n".join(line for line in lines if not line.startswith("<!-- reviewer:"))
+        acting = acting_markdown(inner)
+        # The report's own layout tags are balanced and come from the template; anything
+        # else that acts came from untrusted text.
+        assert [a for a in acting if not OWN_TAGS.fullmatch(a.strip())] == [], inner[:2000]
+        assert inner.count("<details>") == inner.count("</details>")
+        assert "<!-- reviewer:" not in inner
+    # No secret anywhere: posted, job summary, JSON report.
+    report = Path(run.outputs["report"]).read_text()
+    for where in (*posted, run.summary, report, run.out, run.err):
+        assert AWS_ID not in where and AWS_SECRET not in where
+    assert len(json.loads(report)["findings"]) == 2
