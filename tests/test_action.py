@@ -396,3 +396,15 @@ def test_action_yml_declares_every_output_the_program_writes(
     assert set(run.outputs) <= declared and "status" in declared
     for name in declared:  # and each declared one is wired to the step's output
         assert f"value: ${{{{ steps.review.outputs.{name} }}}}" in outputs_block
+
+
+def test_secrets_are_never_printed_outside_actions(
+    github: FakeGitHub, pr_repo: GitRepo, tmp_path: Path, monkeypatch, capsys
+) -> None:
+    # `::add-mask::` is read by the Actions runner only; in any other CI's log it would
+    # print the secret in clear text.
+    run = run_action(
+        github, pr_repo.root, [submit(finding())], tmp_path, monkeypatch, capsys, GITHUB_ACTIONS=""
+    )
+    assert run.code == 0
+    assert TOKEN not in run.out + run.err and API_KEY not in run.out + run.err
