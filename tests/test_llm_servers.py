@@ -387,3 +387,54 @@ def test_a_base_url_without_a_scheme_is_refused_at_once(url: str) -> None:
     with pytest.raises(ReviewerError) as caught:
         check_base_url(url)
     assert "http" in str(caught.value)
+
+
+# --- 7. tool calls written as text ------------------------------------------------------------
+
+QWEN3_CODER = (
+    # vLLM without the qwen3_coder tool parser leaves the model's own format in content
+    # (vllm-project/vllm vllm/entrypoints/openai/tool_parsers/qwen3coder_tool_parser.py).
+    "I will look at the file.\n<tool_call>\n<function=read_file_lines>\n<parameter=path>\n"
+    "src/app.py\n</parameter>\n<parameter=startLine>\n10\n</parameter>\n<parameter=endLine>\n"
+    "20\n</parameter>\n</function>\n</tool_call>"
+)
+LLAMA4 = (
+    # Llama 4 (vllm llama4_pythonic_tool_parser): pythonic calls between python tags.
+    '<|python_start|>[read_file(path="src/app.py"), search_text(pattern="def main")]<|python_end|>'
+)
+HERMES = '<tool_call>\n{"name": "read_file", "arguments": {"path": "a.py"}}\n</tool_call>'
+MISTRAL = '[TOOL_CALLS][{"name": "read_file", "arguments": {"path": "a.py"}}]'
+LLAMA31 = '<|python_tag|>{"name": "read_file", "parameters": {"path": "a.py"}}'
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (
+            QWEN3_CODER,
+            [("read_file_lines", {"path": "src/app.py", "startLine": 10, "endLine": 20})],
+        ),
+        (LLAMA4, [("read_file", {"path": "src/app.py"}), ("search_text", {"pattern": "def main"})]),
+        (HERMES, [("read_file", {"path": "a.py"})]),
+        (MISTRAL, [("read_file", {"path": "a.py"})]),
+        (LLAMA31, [("read_file", {"path": "a.py"})]),
+        ('Here is JSON: {"name": "not_a_tool", "arguments": {}}', []),
+    ],
+)
+def test_tool_calls_written_as_text_are_recovered(content: str, expected: list[Any]) -> None:
+    names = frozenset({"read_file", "read_file_lines", "search_text"})
+    with FakeLLM([reply(content)]) as llm:
+        chat = model(llm)
+        chat.tool_names = names
+        got = ask(chat)
+    calls = [(c.name, c.arguments) for c in got.tool_calls]
+    assert calls == expected and got.calls_from_text == bool(expected)
+
+
+def test_hostile_text_does_not_stall_the_recovery() -> None:
+    from reviewer.llm.replies import normalize
+
+    started = time.monotonic()
+    for text in ("<tool_call>" * 100_000, "<function=x>" * 80_000, "[TOOL_CALLS][" * 80_000):
+        normalize({"content": text}, "stop", None, 1, tool_names=frozenset({"x"}))
+    assert time.monotonic() - started < 5

@@ -9,6 +9,7 @@ arguments that came as an object are sent as the JSON string the API defines.
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from dataclasses import dataclass, field
@@ -159,26 +160,92 @@ def for_server(
     return out
 
 
-_TEXT_TOOL_CALL = re.compile(r"<tool_call>\s*(\{.*?\})\s*</tool_call>", re.DOTALL)
+# Tool calls a server left in the message text, by format (each seen on vLLM or Ollama with
+# a missing or wrong tool parser). Hermes / Qwen2.5: <tool_call>{json}</tool_call>.
+_TAGGED = re.compile(r"<tool_call>(.*?)(?:</tool_call>|\Z)", re.DOTALL)
+# Qwen3-Coder (vLLM qwen3coder_tool_parser): <function=NAME><parameter=P>value</parameter>...
+_XML_FUNCTION = re.compile(r"<function=([^>\s]{1,200})>(.*?)(?:</function>|\Z)", re.DOTALL)
+_XML_PARAMETER = re.compile(r"<parameter=([^>\s]{1,200})>(.*?)(?:</parameter>|\Z)", re.DOTALL)
+# Llama 4 (vLLM llama4_pythonic_tool_parser): <|python_start|>...<|python_end|>.
+_PYTHON_TAG = re.compile(r"<\|python_start\|>(.*?)(?:<\|python_end\|>|\Z)", re.DOTALL)
+# Mistral: [TOOL_CALLS][{...}] .
+_MISTRAL = re.compile(r"\[TOOL_CALLS\]\s*(\[.*\])", re.DOTALL)
+_MAX_TEXT_SCAN = 1_000_000
+
+Found = list[tuple[str, str | dict[str, Any]]]
 
 
-def _calls_in_text(
-    content: str, tool_names: frozenset[str] | None
-) -> list[tuple[str, str | dict[str, Any]]]:
-    """Tool calls some servers leave in the text: `<tool_call>{...}</tool_call>` or bare JSON."""
-    candidates = _TEXT_TOOL_CALL.findall(content)
-    if not candidates:
+def _calls_in_text(content: str, tool_names: frozenset[str] | None) -> Found:
+    """Tool calls written into the text, in the formats servers are known to leak; with
+    `tool_names`, only calls of known tools (prose that holds JSON is not a call)."""
+    content = content[:_MAX_TEXT_SCAN]
+    found: Found = []
+    for block in _TAGGED.findall(content):
+        found += _xml_calls(block) if "<function=" in block else _json_calls(block)
+    if not found and "<function=" in content:
+        found = _xml_calls(content)
+    if not found:
+        for block in _PYTHON_TAG.findall(content):
+            found += _json_calls(block) or _pythonic_calls(block)
+    if not found and (match := _MISTRAL.search(content)):
+        found = _json_calls(match.group(1))
+    if not found:
         stripped = content.strip().removeprefix("```json").removeprefix("```").removesuffix("```")
-        candidates = [stripped.strip()] if stripped.strip().startswith("{") else []
-    calls: list[tuple[str, str | dict[str, Any]]] = []
-    for candidate in candidates:
+        stripped = stripped.strip().removeprefix("<|python_tag|>").strip()
+        if stripped.startswith(("{", "[")):
+            found = _json_calls(stripped)
+    return [call for call in found if tool_names is None or call[0] in tool_names]
+
+
+def _json_calls(text: str) -> Found:
+    try:
+        data = json.loads(text.strip())
+    except ValueError:
+        return []
+    items = data if isinstance(data, list) else [data]
+    calls: Found = []
+    for item in items:
+        if not isinstance(item, dict):
+            continue
+        function = item.get("function") if isinstance(item.get("function"), dict) else item
+        name = function.get("name")
+        arguments = function.get("arguments", function.get("parameters", {}))
+        if isinstance(name, str) and isinstance(arguments, str | dict):
+            calls.append((name, arguments))
+    return calls
+
+
+def _xml_calls(text: str) -> Found:
+    calls: Found = []
+    for name, body in _XML_FUNCTION.findall(text):
+        arguments: dict[str, Any] = {}
+        for parameter, raw in _XML_PARAMETER.findall(body):
+            value = raw.removeprefix("\n").removesuffix("\n")
+            try:
+                # As vLLM does for typed parameters: numbers, booleans, objects are JSON.
+                decoded = json.loads(value)
+                arguments[parameter] = decoded if not isinstance(decoded, str) else value
+            except ValueError:
+                arguments[parameter] = value
+        calls.append((name, arguments))
+    return calls
+
+
+def _pythonic_calls(text: str) -> Found:
+    """`[read_file(path="a.py")]` as Llama 3.2/4 write it: parsed, never evaluated."""
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except (SyntaxError, ValueError, RecursionError):
+        return []
+    body = tree.body
+    calls_in = body.elts if isinstance(body, ast.List) else [body]
+    calls: Found = []
+    for node in calls_in:
+        if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
+            continue
         try:
-            data = json.loads(candidate)
-        except json.JSONDecodeError:
+            arguments = {k.arg: ast.literal_eval(k.value) for k in node.keywords if k.arg}
+        except (ValueError, SyntaxError, RecursionError):
             continue
-        if not isinstance(data, dict) or not isinstance(data.get("name"), str):
-            continue
-        arguments = data.get("arguments", data.get("parameters", {}))
-        if isinstance(arguments, str | dict):
-            calls.append((data["name"], arguments))
+        calls.append((node.func.id, arguments))
     return calls
