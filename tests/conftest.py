@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -93,3 +94,20 @@ WORKSPACE_MODES = ("revision", "worktree")
 def workspace_for(repo: GitRepo, mode: str) -> Workspace:
     """The same committed content seen as a revision (git objects) or as the working tree."""
     return repo.revision() if mode == "revision" else repo.worktree()
+
+
+def acting_markdown(markdown: str) -> list[str]:
+    """What would act when GitHub renders `markdown`, by a real CommonMark parser with GitHub's
+    tables: raw HTML and live mentions in prose. Code (spans and blocks) acts on nothing."""
+    from markdown_it import MarkdownIt
+
+    found = []
+    for token in MarkdownIt("commonmark").enable(["table", "strikethrough"]).parse(markdown):
+        if token.type == "html_block":
+            found.append(token.content)
+        for child in token.children or []:
+            if child.type == "html_inline":
+                found.append(child.content)
+            if child.type == "text":
+                found += re.findall(r"(?<![A-Za-z0-9])@[A-Za-z0-9][\w/-]*", child.content)
+    return found

@@ -45,6 +45,7 @@ from reviewer.report.json_report import report_schema_text
 from reviewer.report.markdown import DEFAULT_MAX_BYTES
 from reviewer.report.mdtext import MENTION_BREAK, fence, inline_code, neutralize
 from reviewer.report.sarif import FINGERPRINT_KEY, SECURITY_SEVERITY
+from tests.conftest import acting_markdown
 
 DATA = Path(__file__).parent / "data"
 ANSI = re.compile(r"\x1b")
@@ -410,22 +411,6 @@ def test_neutralize_resists_bypasses(attack: str, live: str) -> None:
     assert live not in neutralize(attack)
 
 
-def acting_parts(markdown: str) -> list[str]:
-    """What would act when GitHub renders `markdown`, by a real CommonMark parser: raw HTML
-    and live mentions in prose. Code (spans and blocks) acts on nothing."""
-    found = []
-    parser = MarkdownIt("commonmark").enable(["table", "strikethrough"])
-    for token in parser.parse(markdown):
-        if token.type == "html_block":
-            found.append(token.content)
-        for child in token.children or []:
-            if child.type == "html_inline":
-                found.append(child.content)
-            if child.type == "text":
-                found += re.findall(r"(?<![A-Za-z0-9])@[A-Za-z0-9][\w/-]*", child.content)
-    return found
-
-
 def last_block(markdown: str) -> str:
     tokens = MarkdownIt("commonmark").parse(markdown)
     return tokens[-3].type if len(tokens) >= 3 else ""
@@ -446,7 +431,7 @@ def last_block(markdown: str) -> str:
 )
 def test_neutralize_fences_inside_containers(attack: str) -> None:
     out = neutralize(attack + "\n\n@octocat <b>")
-    assert acting_parts(out) == []
+    assert acting_markdown(out) == []
     # Nothing is left open: a heading after it is a heading.
     assert last_block(out + "\n\n### next section") == "heading_open"
 

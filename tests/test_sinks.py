@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from markdown_it import MarkdownIt
 
 import reviewer
 from reviewer.report.mdtext import neutralize, neutralize_line
@@ -22,7 +21,7 @@ from reviewer.sinks import clean_text, command_line, log_line, one_line
 from reviewer.testing import reply, tool_call
 from reviewer.testing.fake_github import FakeGitHub
 from reviewer.workspace.paths import quote_path
-from tests.conftest import GitRepo
+from tests.conftest import GitRepo, acting_markdown
 from tests.test_action import TOKEN, run_action
 
 HOSTILE = [
@@ -52,20 +51,6 @@ def runner_commands(output: str) -> list[str]:
     """The lines the Actions runner would run as commands: `::` at the start of a line (after
     white space), or the legacy `##[` anywhere in it."""
     return [line for line in output.splitlines() if line.lstrip().startswith("::") or "##[" in line]
-
-
-def acting_markdown(markdown: str) -> list[str]:
-    """Raw HTML and live mentions in prose, as GitHub's CommonMark + tables would see them."""
-    found = []
-    for token in MarkdownIt("commonmark").enable(["table", "strikethrough"]).parse(markdown):
-        if token.type == "html_block":
-            found.append(token.content)
-        for child in token.children or []:
-            if child.type == "html_inline":
-                found.append(child.content)
-            if child.type == "text":
-                found += re.findall(r"(?<![A-Za-z0-9])@[A-Za-z0-9][\w/-]*", child.content)
-    return found
 
 
 def _check_terminal(text: str) -> None:
