@@ -229,3 +229,34 @@ def test_a_hostile_model_reaches_no_sink_in_a_form_that_acts_or_leaks(
     for where in (*posted, run.summary, report, run.out, run.err):
         assert AWS_ID not in where and AWS_SECRET not in where
     assert len(json.loads(report)["findings"]) == 2
+
+
+def test_three_thousand_findings_and_growing_redactions_keep_githubs_limit() -> None:
+    from reviewer.findings import Finding, ReviewResult, Severity
+    from reviewer.pr_state import PullState, state_line
+    from reviewer.redact import Redactor
+    from reviewer.report.github import summary_comment
+    from reviewer.signing import Signer
+
+    # `a:b@` becomes `[REDACTED]@`: a line of them grows by half again under redaction.
+    growing = " ".join(f"https://u{n}:p@h" for n in range(3_000))
+    findings = tuple(
+        Finding(
+            path=f"src/m{n}.py",
+            line=n + 1,
+            severity=list(Severity)[n % 5],
+            title=f"Finding {n}",
+            body=growing if n == 0 else "body",
+            placement="summary" if n % 3 else "inline",
+            fingerprint=f"{n:016x}",
+        )
+        for n in range(3_000)
+    )
+    result = ReviewResult("complete", growing, findings, "m", "b" * 40, "h" * 40)
+    line = state_line(PullState("a" * 40, "a" * 40), Signer.from_secret("k", "o/r#1"))
+    body = summary_comment(result, state_line=line, redact=Redactor())
+    assert len(body) <= 65_536
+    assert body.split("\n")[-1] == line and "u0:p@" not in body
+    shown = len(re.findall(r"^#### \d+\. ", body, flags=re.MULTILINE))
+    assert f"{3_000 - shown} of 3000 findings are not shown here" in body
+    assert "job summary" in body
