@@ -81,7 +81,10 @@ QUIRKS: tuple[Quirk, ...] = (
        r"|longer than the maximum model length"  # vLLM
        r"|too large for model with \d+ maximum context"  # Mistral
        r"|must be <= \d+.*tokens|tokens \+ .?max_new_tokens.? must be"  # TGI
-       r"|reduce the length of the messages",  # OpenAI, Groq
+       r"|reduce the length of the messages"  # OpenAI, Groq
+       r"|exceed_context_size_error|model_context_window_exceeded|exceeded model token limit"
+       r"|maximum (?:prompt|model) length is|greater than the context length"
+       r"|input is too long|prompt exceeds the length limit",
        Action.CONTEXT, "", _ANY_ERROR),
     # Tool calling is not switched on or not supported: nothing a retry can fix.
     _q("llama_cpp_no_jinja", r"tools param requires --jinja", Action.STOP,
