@@ -221,6 +221,7 @@ def _objects_only(workspace: Workspace) -> Workspace:
     workspace.__dict__["disk_differences"] = None
     return workspace
 
+
 _HIT_LINE = re.compile(r"^[^\n]+:\d+: ", re.MULTILINE)
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sys
 from collections.abc import Sequence
@@ -144,6 +145,11 @@ def _review_command(args: argparse.Namespace) -> int:
     from reviewer.review import ReviewRequest, run_review
 
     outputs = _report_outputs(args.format or [], args.output or [])
+    # Every file is checked before the model is asked: a bad path must not cost tokens.
+    for _format, path in outputs:
+        _check_writable(path)
+    if args.transcript:
+        _check_writable(str(args.transcript))
     progress = Progress(enabled=not args.quiet)
     try:
         review = run_review(
@@ -160,7 +166,10 @@ def _review_command(args: argparse.Namespace) -> int:
     finally:
         progress.done()
     result = review.result
-    color = args.color == "always" or (args.color == "auto" and sys.stdout.isatty())
+    # no-color.org: a non-empty NO_COLOR turns colour off unless asked for explicitly.
+    color = args.color == "always" or (
+        args.color == "auto" and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    )
     for report_format, path in outputs:
         to_stdout = path == "-"
         width = shutil.get_terminal_size().columns if to_stdout and sys.stdout.isatty() else 100
@@ -170,9 +179,27 @@ def _review_command(args: argparse.Namespace) -> int:
     if not result.complete:
         log(f"error: review incomplete: {result.incomplete_reason}")
         return int(ExitCode.INCOMPLETE)
-    if any(review.settings.fails(f.severity) for f in result.findings):
+    failing = [f for f in result.findings if review.settings.fails(f.severity)]
+    if failing:
+        level = review.settings.fail_on
+        noun = "finding is" if len(failing) == 1 else "findings are"
+        log(f"{len(failing)} {noun} at or above --fail-on {level}: exit 1")
         return int(ExitCode.FINDINGS)
     return int(ExitCode.OK)
+
+
+def _check_writable(path: str) -> None:
+    """A report file that cannot be written is an error before the review starts."""
+    if path == "-":
+        return
+    target = Path(path)
+    if target.is_dir():
+        raise ReviewerError(f"cannot write the report to {target}: it is a directory")
+    parent = target.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir() or not os.access(parent, os.W_OK):
+        raise ReviewerError(f"cannot write the report to {target}: {parent} is not writable")
 
 
 def _github_command(args: argparse.Namespace) -> int:

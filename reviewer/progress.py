@@ -11,6 +11,7 @@ import time
 from typing import TextIO
 
 from reviewer.findings import Usage
+from reviewer.report.common import plural
 from reviewer.sinks import log_line
 
 _MAX_ARGS_SHOWN = 90
@@ -53,7 +54,7 @@ class Progress:
             return
         elapsed = time.monotonic() - self.started
         text = (
-            f"turn {self.turn} · {self.tool_calls} tool calls · "
+            f"turn {self.turn} · {plural(self.tool_calls, 'tool call')} · "
             f"{self.usage.total_tokens:,} tokens · {elapsed:.0f}s · {activity}"
         )
         if self.live:

@@ -204,7 +204,8 @@ def _summary(runs: list[tuple[BatchContext, AgentOutcome]]) -> str:
     def text(outcome: AgentOutcome) -> str:
         if outcome.submission is not None:
             return outcome.submission.summary.strip()
-        return outcome.last_text.strip() or "This part did not finish; no summary was written."
+        what = "This part" if len(runs) > 1 else "The review"
+        return outcome.last_text.strip() or f"{what} did not finish; no summary was written."
 
     if len(runs) == 1:
         return text(runs[0][1])

@@ -541,3 +541,20 @@ def test_the_module_entry_point_can_exit_when_done(tmp_path: Path) -> None:
     _, stderr = process.communicate(timeout=5)
     assert process.returncode == 1, "a recorded failure makes the exit code 1"
     assert "expectation failed at step 1" in stderr
+
+
+def test_the_program_on_a_busy_port_says_so_in_one_line(tmp_path, capsys) -> None:
+    import socket
+
+    from reviewer.testing.fake_llm import main as fake_main
+
+    script = tmp_path / "script.json"
+    script.write_text("[]")
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        code = fake_main([str(script), "--port", str(port)])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err and err.count("\n") == 1
+    assert f"cannot listen on 127.0.0.1:{port}" in err

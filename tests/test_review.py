@@ -608,3 +608,49 @@ def test_a_note_after_tool_results_is_not_a_user_message(
         last_tool = [m for m in llm.bodies[-1]["messages"] if m["role"] == "tool"][-1]
     assert code == 0 and report["status"] == "complete"
     assert "submit_review now" in last_tool["content"]
+
+
+def test_fail_on_says_how_many_findings_made_the_exit_code(
+    feature: GitRepo, env: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    with FakeLLM([submit(findings=[finding()])]) as llm:
+        code, _report = run(feature, llm, tmp_path, monkeypatch, "--fail-on", "high")
+    assert code == 1
+    assert "1 finding is at or above --fail-on high: exit 1" in capsys.readouterr().err
+
+
+def test_a_report_path_that_cannot_be_written_fails_before_the_model_is_asked(
+    feature: GitRepo, env: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    folder = tmp_path / "a-folder"
+    folder.mkdir()
+    with FakeLLM([]) as llm:
+        monkeypatch.setenv("OPENAI_BASE_URL", llm.base_url)
+        args = ["review", "--repo", str(feature.root), "--base", "main", "--quiet"]
+        code = main([*args, "--format", f"json={folder}"])
+        asked = len(llm.bodies)
+    assert code == 2 and asked == 0
+    assert "it is a directory" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("no_color", "flag", "colored"), [
+    ("1", "auto", False), ("", "auto", True), ("1", "always", True), ("", "never", False),
+])  # fmt: skip
+def test_no_color_is_honoured(
+    feature: GitRepo,
+    env: None,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys,
+    no_color: str,
+    flag: str,
+    colored: bool,
+) -> None:
+    monkeypatch.setenv("NO_COLOR", no_color)
+    monkeypatch.setattr("sys.stdout.isatty", lambda: True)
+    with FakeLLM([submit(findings=[finding()])]) as llm:
+        monkeypatch.setenv("OPENAI_BASE_URL", llm.base_url)
+        main(["review", "--repo", str(feature.root), "--base", "main", "--quiet", "--color", flag])
+    out = capsys.readouterr().out
+    assert ("\x1b[" in out) is colored
+    assert "in 1 request ·" in out and "1 turn" in out and "1 turns" not in out  # singular

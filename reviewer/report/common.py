@@ -68,12 +68,17 @@ def usage_text(result: ReviewResult) -> str:
     usage = result.usage
     parts = [
         f"{usage.total_tokens:,} tokens ({usage.prompt_tokens:,} prompt + "
-        f"{usage.completion_tokens:,} completion) in {usage.requests:,} requests",
-        f"{result.tool_calls:,} tool calls",
-        f"{result.turns:,} turns",
+        f"{usage.completion_tokens:,} completion) in {plural(usage.requests, 'request')}",
+        plural(result.tool_calls, "tool call"),
+        plural(result.turns, "turn"),
         duration_text(result.duration_seconds),
     ]
     return " · ".join(parts)
+
+
+def plural(count: int, noun: str) -> str:
+    """`1 request`, `2 requests`, `1,200 requests`."""
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
 
 
 def skipped_files(result: ReviewResult) -> list[tuple[str, str]]:

@@ -127,13 +127,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             stop.set()
 
         signal.signal(signal.SIGTERM, on_signal)
-    with FakeLLM(
-        steps,
-        model=args.model,
-        api_key=args.api_key,
-        on_exhausted="repeat_last" if args.repeat_last else "error",
-        port=args.port,
-    ) as llm:
+    try:
+        server = FakeLLM(
+            steps,
+            model=args.model,
+            api_key=args.api_key,
+            on_exhausted="repeat_last" if args.repeat_last else "error",
+            port=args.port,
+        )
+    except OSError as exc:
+        print(
+            f"fake_llm: cannot listen on 127.0.0.1:{args.port}: {exc.strerror or exc}; "
+            "choose another --port (0 picks a free one)",
+            file=sys.stderr,
+        )
+        return 2
+    with server as llm:
         print(llm.base_url, flush=True)
         try:
             while not stop.wait(0.1):
