@@ -167,7 +167,11 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
         )
 
     if not plan.batches:
-        return result([], _nothing_to_review(change, coverage, incremental=shown is not change))
+        swapped = head is not None and head == change.base and base != head
+        summary = _nothing_to_review(
+            change, coverage, incremental=shown is not change, swapped=swapped
+        )
+        return result([], summary)
 
     deadline = started + settings.max_seconds
     # What one loop learns about the server (a parameter it refuses), every loop uses.
@@ -333,9 +337,15 @@ def _change_info(root: Path, base: str, head: str | None, redactor: Redactor) ->
 
 
 def _nothing_to_review(
-    change: Change, coverage: tuple[FileCoverage, ...], *, incremental: bool
+    change: Change, coverage: tuple[FileCoverage, ...], *, incremental: bool, swapped: bool
 ) -> str:
     if not change.files:
+        if change.head is not None and change.head == change.base and swapped:
+            return (
+                "No changes between the base and the head: nothing to review. The head is "
+                "already part of the base while the base has commits the head lacks: are "
+                "--base and --head the wrong way round?"
+            )
         return "No changes between the base and the head: nothing to review."
     if incremental and all(c.earlier or not c.reviewed for c in coverage):
         return (

@@ -654,3 +654,13 @@ def test_no_color_is_honoured(
     out = capsys.readouterr().out
     assert ("\x1b[" in out) is colored
     assert "in 1 request ·" in out and "1 turn" in out and "1 turns" not in out  # singular
+
+
+def test_swapped_base_and_head_get_a_hint(
+    feature: GitRepo, env: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # never asked
+    out = tmp_path / "swapped.json"
+    args = ["review", "--repo", str(feature.root), "--base", "feature", "--head", "main"]
+    assert main([*args, "--quiet", "--format", f"json={out}"]) == 0
+    assert "wrong way round" in json.loads(out.read_text())["summary"]
