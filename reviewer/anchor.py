@@ -4,6 +4,9 @@ on) or summary-only, with the reason. None is dropped; duplicates within a run a
 
 from __future__ import annotations
 
+import hashlib
+from dataclasses import replace
+
 from reviewer.diff import Change, DiffLine, FileChange
 from reviewer.errors import ToolError
 from reviewer.findings import Finding, Placement, Severity, Side, fingerprint, sort_findings
@@ -84,13 +87,30 @@ def _excerpt(finding: FindingIn, file: FileChange | None, counter: LineCounter) 
 
 
 def merge_duplicates(findings: list[Finding]) -> list[Finding]:
-    """One finding per fingerprint; the most severe (then the first) wins."""
-    kept: dict[str, Finding] = {}
+    """One finding per problem; the most severe (then the first) wins.
+
+    The fingerprint leaves the line out (it must survive a push that moves the code), so two
+    findings on identical code at different places (a repeated `requests.get(url)`) share
+    it: they are told apart by their order in the file, the second getting a fingerprint of
+    its own. Only findings at the same place are merged.
+    """
+    kept: dict[tuple[str, str, int], Finding] = {}
     for finding in findings:
-        current = kept.get(finding.fingerprint)
+        key = (finding.fingerprint, finding.side, finding.line)
+        current = kept.get(key)
         if current is None or finding.severity.rank > current.severity.rank:
-            kept[finding.fingerprint] = finding
-    return sort_findings(list(kept.values()))
+            kept[key] = finding
+    places: dict[str, list[tuple[str, int]]] = {}
+    for fingerprint_, side, line in sorted(kept):
+        places.setdefault(fingerprint_, []).append((side, line))
+    out = []
+    for (fingerprint_, side, line), finding in kept.items():
+        occurrence = places[fingerprint_].index((side, line))
+        if occurrence:
+            suffix = f"{fingerprint_}#{occurrence}".encode()
+            finding = replace(finding, fingerprint=hashlib.sha256(suffix).hexdigest()[:16])
+        out.append(finding)
+    return sort_findings(out)
 
 
 def split_reported(

@@ -664,3 +664,25 @@ def test_swapped_base_and_head_get_a_hint(
     args = ["review", "--repo", str(feature.root), "--base", "feature", "--head", "main"]
     assert main([*args, "--quiet", "--format", f"json={out}"]) == 0
     assert "wrong way round" in json.loads(out.read_text())["summary"]
+
+
+def test_two_findings_on_identical_code_stay_two(
+    repo: GitRepo, env: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo.write("fetch.py", "import requests\n")
+    repo.commit("base")
+    repo.git("checkout", "-q", "-b", "feature")
+    call = "    return requests.get(url)\n"
+    repo.write("fetch.py", f"import requests\n\ndef a(url):\n{call}\n\ndef b(url):\n{call}")
+    repo.commit("two fetches")
+    same = {
+        "severity": "medium",
+        "title": "No timeout",
+        "body": "Add timeout=.",
+        "path": "fetch.py",
+    }
+    with FakeLLM([submit(findings=[{**same, "line": 4}, {**same, "line": 8}])]) as llm:
+        code, report = run(repo, llm, tmp_path, monkeypatch)
+    assert code == 0
+    assert [f["line"] for f in report["findings"]] == [4, 8]
+    assert len({f["fingerprint"] for f in report["findings"]}) == 2
