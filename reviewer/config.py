@@ -212,6 +212,32 @@ def load_settings(
     return resolve_settings([cli, env, file_layer])
 
 
+def settings_notes(
+    root: Path, config_revision: str | None, config_path: Path | None, config_name: str | None
+) -> list[str]:
+    """Which settings file a review uses, and a warning when the one on disk differs from it
+    (the rules come from the base revision, so a change cannot rewrite them)."""
+    if config_path:
+        return [f"settings: {config_path} (--config)"]
+    if config_name and config_revision:
+        return [f"settings: {config_name} at {config_revision[:12]}"]
+    layer = config_file_layer(root, config_revision)
+    notes = [f"settings: {layer.source}" if layer else "settings: defaults (no settings file)"]
+    if config_revision is not None:
+        for name in (CONFIG_FILE, PYPROJECT):
+            on_disk = root / name
+            if not on_disk.is_file():
+                continue
+            used = _read_at(root, name, config_revision)
+            if on_disk.read_text(encoding="utf-8", errors="replace") != used:
+                notes.append(
+                    f"warning: the {name} in the working tree differs from the one at "
+                    f"{config_revision[:12]}, which is the one used (the base revision's "
+                    f"rules); to try the local one, pass --config {name}"
+                )
+    return notes
+
+
 def require_model_settings(settings: Settings) -> None:
     """The one-line error a user sees when the model is not configured."""
     missing = []

@@ -39,7 +39,7 @@ class Progress:
         self._status(f"{name} {shown}{' (repeat)' if cached else ''}")
 
     def note(self, text: str) -> None:
-        self._line(f"model endpoint: {text}")
+        self._line(text)
 
     def retrying(self, reason: str, delay: float) -> None:
         self._line(f"model endpoint: {reason}; retrying in {delay:.1f} s")

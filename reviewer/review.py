@@ -15,7 +15,7 @@ import git
 
 from reviewer.agent import Agent, AgentEvents, AgentOutcome
 from reviewer.anchor import merge_duplicates, place, split_reported
-from reviewer.config import Settings, load_settings, require_model_settings
+from reviewer.config import Settings, load_settings, require_model_settings, settings_notes
 from reviewer.context import BatchContext, ChangeInfo, build_plan, select_files
 from reviewer.diff import Change, load_change
 from reviewer.errors import ReviewerError, ToolError
@@ -107,6 +107,9 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
         config_path=request.config_path,
         config_name=request.config_name,
     )
+    if events is not None:
+        for note in settings_notes(root, base, request.config_path, request.config_name):
+            events.note(note)
     require_model_settings(settings)
     check_base_url(settings.base_url or DEFAULT_BASE_URL)
     redactor = Redactor()
@@ -183,7 +186,7 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
                 settings,
                 profile=profile,
                 on_retry=events.retrying if events else None,
-                on_note=events.note if events else None,
+                on_note=(lambda text: events.note(f"model endpoint: {text}")) if events else None,
                 tool_names=TOOL_NAMES,
             ),
             workspace=workspace,

@@ -686,3 +686,17 @@ def test_two_findings_on_identical_code_stay_two(
     assert code == 0
     assert [f["line"] for f in report["findings"]] == [4, 8]
     assert len({f["fingerprint"] for f in report["findings"]}) == 2
+
+
+def test_the_settings_file_used_is_named_and_a_local_edit_is_warned_about(
+    feature: GitRepo, env: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    feature.write(".reviewer.toml", "max_findngs = 3\n")  # uncommitted, with a typo
+    with FakeLLM([submit()]) as llm:
+        monkeypatch.setenv("OPENAI_BASE_URL", llm.base_url)
+        code = main(["review", "--repo", str(feature.root), "--base", "main", "--format",
+                     f"json={tmp_path / 'r.json'}"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 0
+    assert "settings: defaults (no settings file)" in err
+    assert "the .reviewer.toml in the working tree differs" in err and "--config" in err
