@@ -13,6 +13,7 @@ from typing import Any
 
 import git
 
+from reviewer import __version__
 from reviewer.agent import Agent, AgentEvents, AgentOutcome
 from reviewer.anchor import merge_duplicates, place, split_reported
 from reviewer.config import Settings, load_settings, require_model_settings, settings_notes
@@ -164,7 +165,17 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
                 incomplete_reason=_reasons(runs),
             ),
             settings,
-            _transcript(runs),
+            _transcript(
+                runs,
+                {
+                    "base": base_point,
+                    "head": head_label,
+                    "model": settings.model or "",
+                    "base_url": settings.base_url or DEFAULT_BASE_URL,
+                    "settings": settings.model_dump(mode="json", exclude={"api_key"}),
+                    "reviewer": __version__,
+                },
+            ),
             change,
             counter,
         )
@@ -229,13 +240,23 @@ def _reasons(runs: list[tuple[BatchContext, AgentOutcome]]) -> str:
     return "; ".join(f"part {n} ({b.label}): {o.stop_reason}" for n, b, o in failed)
 
 
-def _transcript(runs: list[tuple[BatchContext, AgentOutcome]]) -> list[dict[str, Any]]:
-    if len(runs) == 1:
-        return runs[0][1].transcript
-    entries: list[dict[str, Any]] = []
+def _transcript(
+    runs: list[tuple[BatchContext, AgentOutcome]], header: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """A header (what was reviewed, with what), then each part's messages and how it ended."""
+    entries: list[dict[str, Any]] = [{"type": "review", **header}]
     for number, (batch, outcome) in enumerate(runs, 1):
-        entries.append({"type": "batch", "part": number, "label": batch.label})
+        if len(runs) > 1:
+            entries.append({"type": "batch", "part": number, "label": batch.label})
         entries.extend(outcome.transcript)
+        entries.append(
+            {
+                "type": "end",
+                "part": number,
+                "submitted": outcome.submission is not None,
+                "reason": outcome.stop_reason,
+            }
+        )
     return entries
 
 

@@ -700,3 +700,20 @@ def test_the_settings_file_used_is_named_and_a_local_edit_is_warned_about(
     assert code == 0
     assert "settings: defaults (no settings file)" in err
     assert "the .reviewer.toml in the working tree differs" in err and "--config" in err
+
+
+def test_the_transcript_has_a_header_and_says_why_a_loop_ended(
+    feature: GitRepo, env: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    transcript = tmp_path / "t.jsonl"
+    failing = error(400, "the server refused this")
+    with FakeLLM([failing]) as llm:
+        code, _report = run(feature, llm, tmp_path, monkeypatch, "--transcript", str(transcript))
+    entries = [json.loads(line) for line in transcript.read_text().splitlines()]
+    assert code == 2
+    header, last = entries[0], entries[-1]
+    assert header["type"] == "review" and header["model"] == "fake-model"
+    assert header["base"] and header["head"] and "max_turns" in header["settings"]
+    assert "api_key" not in header["settings"] and "test-key" not in transcript.read_text()
+    assert last["type"] == "end" and not last["submitted"]
+    assert "the server refused this" in last["reason"]
