@@ -318,7 +318,8 @@ def test_terminal_finding_details() -> None:
     assert '    42 | q = "SELECT " + name\n    43 | cur.execute(q)\n    44 | return' in text
     assert "     99 | a\n    100 | b\n    101 | c" in text, "numbers right-aligned"
     assert "style · summary only · lines 99-101 reach beyond the diff hunk" in text
-    assert "bug · removed lines (base version) · inline comment" in text
+    assert "bug · removed lines (base version) · on a changed line" in text
+    assert "inline comment" not in text  # a local report has no comments
     assert 'Suggested replacement for line(s) 42-44:\n    + doc = """\n    + ```python' in text
     assert "Suggested replacement for line(s) 5:\n    (delete these lines)" in text
     assert "<U+202E>RTL override" in text and "\u202e" not in text

@@ -191,7 +191,7 @@ def _finding_view(
         meta.append("on removed lines (base version)")
     if finding.inline:
         note = f" ({_short(finding.placement_note)})" if finding.placement_note else ""
-        meta.append(f"inline comment{note}")
+        meta.append(f"on a changed line{note}")
     else:
         note = finding.placement_note or "not on a commentable line"
         meta.append(f"in this summary only: {_short(note)}")

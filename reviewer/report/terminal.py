@@ -142,7 +142,7 @@ def _finding(finding: Finding, style: _Style, width: int) -> list[str]:
     if finding.side == "LEFT":
         meta.append("removed lines (base version)")
     if finding.inline:
-        meta.append("inline comment")
+        meta.append("on a changed line")
     else:
         meta.append("summary only")
     if finding.placement_note:
