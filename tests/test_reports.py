@@ -712,8 +712,11 @@ def test_sarif_log_and_driver(sarif_schema: dict[str, Any]) -> None:
     assert log["$schema"] == sarif_schema["$id"] and log["version"] == "2.1.0"
     driver = log["runs"][0]["tool"]["driver"]
     assert driver["name"] == "reviewer" and driver["version"] == __version__
-    assert driver["informationUri"].startswith("https://")
+    assert "informationUri" not in driver  # no known public page; never another project's
+    linked = json.loads(render_sarif(COMPLETE, information_uri="https://example.com/reviewer"))
+    assert linked["runs"][0]["tool"]["driver"]["informationUri"] == "https://example.com/reviewer"
     rules = {rule["id"]: rule for rule in driver["rules"]}
+    assert all(rule["help"]["text"] and rule["help"]["markdown"] for rule in rules.values())
     assert set(rules) == {
         "security/critical", "security/medium", "style", "bug", "review", "docs", "performance"
     }  # fmt: skip

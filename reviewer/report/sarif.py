@@ -34,8 +34,9 @@ SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = (
     "https://raw.githubusercontent.com/oasis-tcs/sarif-spec/master/Schemata/sarif-schema-2.1.0.json"
 )
-# pyproject.toml names no project URL yet; a caller can pass the real one.
-DEFAULT_INFORMATION_URI = "https://pypi.org/project/reviewer/"
+# The PyPI project of this name is an unrelated one, and no public URL of this project is
+# known: the optional informationUri is left out unless a caller passes the real one.
+DEFAULT_INFORMATION_URI = ""
 FINGERPRINT_KEY = "reviewerFingerprint/v1"
 SRCROOT = "%SRCROOT%"
 NO_CATEGORY = "review"
@@ -81,7 +82,7 @@ def to_sarif(
     rule_index = {rule: index for index, rule in enumerate(rule_ids)}
     driver = {
         "name": "reviewer",
-        "informationUri": information_uri,
+        **({"informationUri": information_uri} if information_uri else {}),
         "version": __version__,
         "semanticVersion": __version__,
         "rules": [_rule(rule) for rule in rule_ids],
@@ -131,6 +132,13 @@ def _rule(rule: str) -> dict[str, Any]:
         "name": "".join(part.capitalize() for part in rule.split("/")),
         "shortDescription": {"text": f"{label} finding of an AI code review"},
         "fullDescription": {"text": description},
+        # GitHub code scanning shows `help` beside each alert.
+        "help": {
+            "text": f"{description} Each result's message says what was found and what to "
+            "change; a suggested fix, when there is one, is in its `fixes`.",
+            "markdown": f"{description}\n\nEach result's message says what was found and "
+            "what to change; a suggested fix, when there is one, is attached to the result.",
+        },
         "properties": properties,
     }
 
