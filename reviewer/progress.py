@@ -18,7 +18,9 @@ _MAX_ARGS_SHOWN = 90
 
 
 class Progress:
-    def __init__(self, stream: TextIO | None = None, *, enabled: bool = True) -> None:
+    def __init__(
+        self, stream: TextIO | None = None, *, enabled: bool = True, part: str = ""
+    ) -> None:
         self.stream = stream or sys.stderr
         self.enabled = enabled
         self.live = enabled and self.stream.isatty()
@@ -26,6 +28,17 @@ class Progress:
         self.turn = 0
         self.usage = Usage()
         self.tool_calls = 0
+        # "part 2/14 (src/api/)": which loop of a large review a line is about.
+        self.part = part
+
+    def for_part(self, number: int, total: int, label: str) -> Progress:
+        """The progress of one part of a review split into several: its own counters, its
+        lines labelled, the review's clock."""
+        if total <= 1:
+            return self
+        child = Progress(self.stream, enabled=self.enabled, part=f"part {number}/{total} ({label})")
+        child.started = self.started
+        return child
 
     def turn_started(self, turn: int, usage: Usage, tool_calls: int) -> None:
         self.turn, self.usage, self.tool_calls = turn, usage, tool_calls
@@ -53,8 +66,9 @@ class Progress:
         if not self.enabled:
             return
         elapsed = time.monotonic() - self.started
+        where = f"{self.part} · " if self.part else ""
         text = (
-            f"turn {self.turn} · {plural(self.tool_calls, 'tool call')} · "
+            f"{where}turn {self.turn} · {plural(self.tool_calls, 'tool call')} · "
             f"{self.usage.total_tokens:,} tokens · {elapsed:.0f}s · {activity}"
         )
         if self.live:

@@ -192,6 +192,8 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
     profile = ServerProfile()
 
     def review_batch(batch: BatchContext) -> AgentOutcome:
+        number = plan.batches.index(batch) + 1
+        part_events = events.for_part(number, len(plan.batches), batch.label) if events else None
         agent = Agent(
             model=ChatModel(
                 settings,
@@ -204,7 +206,7 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
             settings=settings,
             validate=lambda submission: _check_submission(submission, change, workspace, counter),
             redactor=redactor,
-            events=events,
+            events=part_events,
             deadline=deadline,
         )
         # The diff can hold committed secrets; they must not reach the model either.

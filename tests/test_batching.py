@@ -221,3 +221,26 @@ def test_the_files_of_a_part_that_did_not_finish_are_not_called_reviewed(
         assert "did not finish" in markdown and path in markdown
         assert any(path in note and "did not finish" in note for note in notes)
     assert "9 reviewed, 3 not reviewed" in terminal
+
+
+def test_progress_of_a_split_review_is_labelled_by_part(
+    repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    make_change(
+        repo, {f"pkg{d}/mod{n}.py": body(120, f"p{d}m{n}") for d in range(6) for n in range(3)}
+    )
+    for name, value in {
+        "NO_PROXY": "127.0.0.1",
+        "OPENAI_API_KEY": "k",
+        "REVIEWER_MODEL": "fake-model",
+        "REVIEWER_CONTEXT_WINDOW": "16000",
+        "REVIEWER_CONCURRENCY": "2",
+    }.items():
+        monkeypatch.setenv(name, value)
+    with FakeLLM([submit_for_task], on_exhausted="repeat_last") as llm:
+        monkeypatch.setenv("OPENAI_BASE_URL", llm.base_url)
+        args = ["review", "--repo", str(repo.root), "--base", "main"]
+        assert main([*args, "--format", f"json={tmp_path / 'r.json'}"]) == 0
+    lines = [line for line in capsys.readouterr().err.splitlines() if " turn " in line]
+    parts = {line.split(" · ")[0] for line in lines}
+    assert len(parts) >= 2 and all(re.match(r"reviewer: part \d+/\d+ \(", p) for p in parts)
