@@ -173,7 +173,14 @@ def _review_command(args: argparse.Namespace) -> int:
     for report_format, path in outputs:
         to_stdout = path == "-"
         width = shutil.get_terminal_size().columns if to_stdout and sys.stdout.isatty() else 100
-        write_report(result, report_format, path, color=color and to_stdout, width=width)
+        write_report(
+            result,
+            report_format,
+            path,
+            color=color and to_stdout,
+            width=width,
+            path_prefix=_repo_from_here(args.repo),
+        )
     if args.transcript:
         write_transcript(review.transcript, args.transcript)
     if not result.complete:
@@ -186,6 +193,19 @@ def _review_command(args: argparse.Namespace) -> int:
         log(f"{len(failing)} {noun} at or above --fail-on {level}: exit 1")
         return int(ExitCode.FINDINGS)
     return int(ExitCode.OK)
+
+
+def _repo_from_here(repo: Path) -> str:
+    """The repository's root as seen from the current folder ('' when it is the current
+    folder): paths in the terminal report are relative to the root."""
+    from reviewer.workspace import repository_root
+
+    root = repository_root(repo)
+    try:
+        relative = os.path.relpath(root, Path.cwd())
+    except ValueError:  # another drive
+        return str(root)
+    return "" if relative == "." else Path(relative).as_posix()
 
 
 def _check_writable(path: str) -> None:

@@ -4,6 +4,7 @@ the scripted fake server, real reports, real exit codes."""
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from itertools import pairwise
 from pathlib import Path
@@ -717,3 +718,17 @@ def test_the_transcript_has_a_header_and_says_why_a_loop_ended(
     assert "api_key" not in header["settings"] and "test-key" not in transcript.read_text()
     assert last["type"] == "end" and not last["submitted"]
     assert "the server refused this" in last["reason"]
+
+
+def test_terminal_paths_open_from_the_current_folder(
+    feature: GitRepo, env: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    with FakeLLM([submit(findings=[finding()])]) as llm:
+        monkeypatch.setenv("OPENAI_BASE_URL", llm.base_url)
+        main(["review", "--repo", str(feature.root), "--base", "main", "--quiet"])
+    out = capsys.readouterr().out
+    relative = Path(os.path.relpath(feature.root, elsewhere)).as_posix()
+    assert f"{relative}/app.py:9: Division by zero" in out

@@ -8,8 +8,10 @@ the model's text is cleaned of escape sequences either way (common.clean_text).
 
 from __future__ import annotations
 
+import posixpath
 import re
 import unicodedata
+from dataclasses import replace
 
 from reviewer.findings import Finding, ReviewResult, Severity
 from reviewer.report.common import (
@@ -61,9 +63,13 @@ class _Style:
 
 
 def render_terminal(
-    result: ReviewResult, *, color: bool = False, width: int = DEFAULT_WIDTH
+    result: ReviewResult, *, color: bool = False, width: int = DEFAULT_WIDTH, path_prefix: str = ""
 ) -> str:
-    """The review as plain text for a terminal `width` columns wide; ANSI only if `color`."""
+    """The review as plain text for a terminal `width` columns wide; ANSI only if `color`.
+    `path_prefix` (the repository seen from the current folder) goes before every path, so
+    a terminal can open `path:line` from where the command ran."""
+    if path_prefix:
+        result = _prefixed(result, path_prefix)
     width = max(MIN_WIDTH, width)
     style = _Style(color)
     out: list[str] = []
@@ -79,6 +85,18 @@ def render_terminal(
             out += _wrap(f"{one_line(path)}: {one_line(reason)}", width, INDENT, INDENT * 3)
     out += [""] + [style(line, _DIM) for line in _wrap(usage_text(result), width, "", "")]
     return "\n".join(out) + "\n"
+
+
+def _prefixed(result: ReviewResult, prefix: str) -> ReviewResult:
+    def moved(path: str) -> str:
+        return posixpath.normpath(posixpath.join(prefix, path))
+
+    return replace(
+        result,
+        findings=tuple(replace(f, path=moved(f.path)) for f in result.findings),
+        suppressed=tuple(replace(f, path=moved(f.path)) for f in result.suppressed),
+        files=tuple(replace(f, path=moved(f.path)) for f in result.files),
+    )
 
 
 def _header(result: ReviewResult, style: _Style, width: int) -> list[str]:
