@@ -179,7 +179,7 @@ def _review_command(args: argparse.Namespace) -> int:
             path,
             color=color and to_stdout,
             width=width,
-            path_prefix=_repo_from_here(args.repo),
+            path_prefix=_repo_from_here(args.repo) if to_stdout else "",
         )
     if args.transcript:
         write_transcript(review.transcript, args.transcript)

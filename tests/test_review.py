@@ -151,7 +151,7 @@ def test_a_review_with_tool_calls_then_submit(
     task = bodies[0]["messages"][1]["content"]
     assert "     9 +     return total(items) / len(items)" in task
     assert "Title: Add average and use prices" in task  # the commits' own message
-    out = capsys.readouterr().out
+    out = " ".join(capsys.readouterr().out.split())  # long paths wrap the title
     assert "app.py" in out and "Division by zero" in out
 
 
