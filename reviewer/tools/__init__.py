@@ -19,6 +19,7 @@ from reviewer.tools.base import Tool
 from reviewer.tools.files import GetFileStructure, ListFiles, ReadFile, ReadFileLines
 from reviewer.tools.git import GetGitBlame, GetGitLog
 from reviewer.tools.search import SearchText
+from reviewer.tools.text import quote_path, visible
 from reviewer.workspace import Workspace
 
 TOOLS: dict[str, type[Tool]] = {
@@ -78,11 +79,12 @@ def run_tool(
         text = _run(name, arguments, workspace)
         is_error = False
     except ToolError as exc:
-        text, is_error = f"Error: {exc}", True
+        text, is_error = f"Error: {_one_line(str(exc))}", True
     except ReviewerError as exc:
-        text, is_error = f"Error: {exc}", True
+        text, is_error = f"Error: {_one_line(' '.join(str(exc).split()))}", True
     except Exception as exc:  # a tool must never take the review down
-        text, is_error = f"Error: {name} failed unexpectedly ({type(exc).__name__}).", True
+        shown = quote_path(str(name))
+        text, is_error = f"Error: {shown} failed unexpectedly ({type(exc).__name__}).", True
     text = redact(text).encode("utf-8", "replace").decode("utf-8")
     if len(text) > MAX_RESULT_CHARS:
         text = (
@@ -92,10 +94,22 @@ def run_tool(
     return ToolResult(text, is_error)
 
 
+def _one_line(message: str) -> str:
+    """An error as one line. Ours are built so (names quoted, the model's paths echoed only
+    once checked); the words of git or of the regex engine are not ours, and a control
+    character left in any message is shown as a symbol, not obeyed."""
+    if any((char < " " and char != "\t") or "\x7f" <= char <= "\x9f" for char in message):
+        return visible(message)
+    return message
+
+
 def _run(name: str, arguments: object, workspace: Workspace) -> str:
     tool_class = TOOLS.get(name)
     if tool_class is None:
-        raise ToolError(f"unknown tool '{name}'. Available tools: {', '.join(TOOLS)}.")
+        # The name is the model's, echoed: quoted like a file name, so it stays one line.
+        raise ToolError(
+            f"unknown tool '{quote_path(str(name))}'. Available tools: {', '.join(TOOLS)}."
+        )
     args = parse_arguments(arguments)
     try:
         tool = tool_class.model_validate(args)
@@ -110,5 +124,6 @@ def _run(name: str, arguments: object, workspace: Workspace) -> str:
     output = tool.run(workspace)
     ignored = sorted(set(args) - tool_class.accepted_keys())
     if ignored:
-        output = f"[Ignored unknown argument(s): {', '.join(ignored)}.]\n" + output
+        shown = ", ".join(quote_path(key) for key in ignored)
+        output = f"[Ignored unknown argument(s): {shown}.]\n" + output
     return output

@@ -8,7 +8,15 @@ from typing import ClassVar
 from reviewer.errors import ToolError
 from reviewer.redact import mask_private_keys
 from reviewer.tools.base import END_ALIASES, PATH_ALIASES, START_ALIASES, Tool, param
-from reviewer.tools.text import cut_line, decode, human_size, is_binary, quote_path, split_lines
+from reviewer.tools.text import (
+    cut_line,
+    decode,
+    echo_path,
+    human_size,
+    is_binary,
+    quote_path,
+    split_lines,
+)
 from reviewer.workspace import Kind, Listing, Workspace
 from reviewer.workspace.globs import glob_matcher, required_text
 from reviewer.workspace.paths import check_glob
@@ -25,13 +33,14 @@ MAX_STRUCTURE_LINES = 400
 MAX_STRUCTURE_CHILDREN = 60
 
 
-def read_text(workspace: Workspace, rel: str, raw: str, limit: int) -> tuple[str, int]:
-    """The decoded start of a text file (at most `limit` bytes) and the file's full size."""
+def read_text(workspace: Workspace, rel: str, shown: str, limit: int) -> tuple[str, int]:
+    """The decoded start of a text file (at most `limit` bytes) and the file's full size.
+    `shown` is the file as messages name it (echo_path or quote_path made it)."""
     size = workspace.file_size(rel)
     data = workspace.read_bytes(rel, min(size, limit))
     if is_binary(data):
         raise ToolError(
-            f"'{raw}' is a binary file ({human_size(size)}); it cannot be shown as text."
+            f"'{shown}' is a binary file ({human_size(size)}); it cannot be shown as text."
         )
     return mask_private_keys(decode(data)), size
 
@@ -46,31 +55,32 @@ class ReadFile(Tool):
 
     def run(self, workspace: Workspace) -> str:
         rel = workspace.resolve_file(self.path)
-        text, size = read_text(workspace, rel, self.path, _READ_FILE_BYTES)
+        shown = echo_path(self.path)
+        text, size = read_text(workspace, rel, shown, _READ_FILE_BYTES)
         if not text:
-            return f"(empty file: {self.path})"
+            return f"(empty file: {shown})"
         lines = split_lines(text)
         complete = size <= _READ_FILE_BYTES
-        shown: list[str] = []
+        out: list[str] = []
         used = 0
         for line in lines:
             line = cut_line(line)
             if used + len(line) + 1 > MAX_READ_CHARS:
                 break
-            shown.append(line)
+            out.append(line)
             used += len(line) + 1
-        if complete and len(shown) == len(lines):
-            return "\n".join(shown)
+        if complete and len(out) == len(lines):
+            return "\n".join(out)
         # The last line of a partial read may itself be partial: leave it for the next call.
-        if not complete and len(shown) == len(lines):
-            shown.pop()
+        if not complete and len(out) == len(lines):
+            out.pop()
         total = f"{len(lines):,} lines" if complete else f"{human_size(size)}"
         notice = (
-            f"[Truncated: showing lines 1-{len(shown)} of '{self.path}' ({total}). "
-            f"Read more with read_file_lines(path, startLine={len(shown) + 1}, "
-            f"endLine={len(shown) + 500}).]"
+            f"[Truncated: showing lines 1-{len(out)} of '{shown}' ({total}). "
+            f"Read more with read_file_lines(path, startLine={len(out) + 1}, "
+            f"endLine={len(out) + 500}).]"
         )
-        return "\n".join(shown) + "\n\n" + notice
+        return "\n".join(out) + "\n\n" + notice
 
 
 class ReadFileLines(Tool):
@@ -89,7 +99,8 @@ class ReadFileLines(Tool):
                 "give startLine <= endLine."
             )
         rel = workspace.resolve_file(self.path)
-        text, size = read_text(workspace, rel, self.path, MAX_SCAN_BYTES)
+        shown = echo_path(self.path)
+        text, size = read_text(workspace, rel, shown, MAX_SCAN_BYTES)
         lines = split_lines(text)
         complete = size <= MAX_SCAN_BYTES
         if not complete:
@@ -97,11 +108,11 @@ class ReadFileLines(Tool):
         if self.startLine > len(lines):
             if not complete:
                 raise ToolError(
-                    f"'{self.path}' is {human_size(size)}; only its first {len(lines):,} lines "
+                    f"'{shown}' is {human_size(size)}; only its first {len(lines):,} lines "
                     "can be read."
                 )
             raise ToolError(
-                f"startLine {self.startLine} is past the end of '{self.path}', which has "
+                f"startLine {self.startLine} is past the end of '{shown}', which has "
                 f"{len(lines):,} lines."
             )
         last = min(self.endLine, len(lines))
@@ -118,7 +129,7 @@ class ReadFileLines(Tool):
             out.append(entry)
             used += len(entry) + 1
         if self.endLine > last and complete:
-            out.append(f"\n[End of file: '{self.path}' has {len(lines):,} lines.]")
+            out.append(f"\n[End of file: '{shown}' has {len(lines):,} lines.]")
         return "\n".join(out)
 
 
@@ -147,7 +158,7 @@ class ListFiles(Tool):
 
     def run(self, workspace: Workspace) -> str:
         base = workspace.resolve_dir(self.directory or "")
-        where = f"'{base}'" if base else "the repository root"
+        where = f"'{quote_path(base)}'" if base else "the repository root"
         listing = workspace.listing
         if self.pattern:
             glob = check_glob(self.pattern)
@@ -180,6 +191,8 @@ class ListFiles(Tool):
 def _label(kind: Kind | None, path: str) -> str:
     # Names come from the repository: quoted when they hold a line break or the like, so a
     # name can never read as another line of output (tools/text.py: the tool-output sink).
+    if path.endswith("/"):  # a directory: its `/` outside the quotes, as in the tree view
+        return f"{quote_path(path[:-1])}/"
     if kind is Kind.LINK:
         return f"{quote_path(path)} (symlink)"
     if kind is Kind.SUBMODULE:

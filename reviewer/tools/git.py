@@ -9,7 +9,7 @@ from reviewer.errors import ToolError
 from reviewer.gitcmd import GitFailed, run_git
 from reviewer.tools.base import END_ALIASES, PATH_ALIASES, START_ALIASES, Tool, param
 from reviewer.tools.files import MAX_SCAN_BYTES, read_text
-from reviewer.tools.text import cut_line, split_lines
+from reviewer.tools.text import cut_line, echo_path, split_lines, visible
 from reviewer.workspace import Kind, Workspace, WorktreeWorkspace
 
 MAX_BLAME_LINES = 300
@@ -30,19 +30,20 @@ class GetGitBlame(Tool):
 
     def run(self, workspace: Workspace) -> str:
         rel = workspace.resolve_file(self.path)
+        shown = echo_path(self.path)
         if workspace.listing.kinds.get(rel) is Kind.FILE and isinstance(
             workspace, WorktreeWorkspace
         ):
-            _require_tracked(workspace, rel, self.path)
-        text, _size = read_text(workspace, rel, self.path, MAX_SCAN_BYTES)
+            _require_tracked(workspace, rel, shown)
+        text, _size = read_text(workspace, rel, shown, MAX_SCAN_BYTES)
         file_lines = split_lines(text)
         total = len(file_lines)
         if total == 0:
-            return f"(empty file: {self.path})"
+            return f"(empty file: {shown})"
         start = self.startLine or 1
         if start > total:
             raise ToolError(
-                f"startLine {start} is past the end of '{self.path}', which has {total:,} lines."
+                f"startLine {start} is past the end of '{shown}', which has {total:,} lines."
             )
         end = min(self.endLine or total, total)
         if end < start:
@@ -56,7 +57,7 @@ class GetGitBlame(Tool):
         try:
             out = run_git(workspace.root, [*args, "--", rel], timeout=60).stdout
         except GitFailed as exc:
-            raise ToolError(f"git blame failed for '{self.path}': {exc.stderr[:300]}") from exc
+            raise ToolError(f"git blame failed for '{shown}': {_one_line(exc.stderr)}") from exc
         lines, commits = _parse_porcelain(out)
         # The text comes from our own read of the file (secrets masked), not from git's output.
         result = [
@@ -64,7 +65,7 @@ class GetGitBlame(Tool):
             for c, n, t in lines
         ]
         history = [
-            f"{commit[:8]} {date} {author}: {summary}"
+            f"{commit[:8]} {date} {visible(author)}: {cut_line(summary)}"
             for commit, (author, date, summary) in commits.items()
             if commit != _UNCOMMITTED
         ]
@@ -81,13 +82,18 @@ def _who(commit: str, commits: dict[str, tuple[str, str, str]]) -> str:
     if commit == _UNCOMMITTED:
         return "uncommitted (working tree)"
     author, date, _summary = commits[commit]
-    return f"{commit[:8]} {date} {author}"
+    return f"{commit[:8]} {date} {visible(author)}"
 
 
-def _require_tracked(workspace: Workspace, rel: str, raw: str) -> None:
+def _one_line(stderr: str) -> str:
+    """git's error text in a one-line message: its line breaks folded, the rest made visible."""
+    return visible(" ".join(stderr[:300].split()))
+
+
+def _require_tracked(workspace: Workspace, rel: str, shown: str) -> None:
     proc = run_git(workspace.root, ["ls-files", "--error-unmatch", "--", rel], check=False)
     if proc.returncode != 0:
-        raise ToolError(f"'{raw}' is not committed yet, so it has no history to blame.")
+        raise ToolError(f"'{shown}' is not committed yet, so it has no history to blame.")
 
 
 def _parse_porcelain(
@@ -153,7 +159,9 @@ class GetGitLog(Tool):
         rel = workspace.normalize(self.path or "")
         revision = workspace.blame_revision or "HEAD"
         count = min(self.count, MAX_LOG_COUNT)
-        args = ["log", f"-n{count}", "--no-decorate", "--date=short"]
+        # One NUL-ended record per commit, fields split by \x1f: a subject or an author may
+        # hold any other character, \r and \x1c included, which str.splitlines would break at.
+        args = ["log", f"-n{count}", "-z", "--no-decorate", "--date=short"]
         args.append("--format=%h%x1f%ad%x1f%an%x1f%s")
         if rel and workspace.listing.kinds.get(rel) is Kind.FILE:
             args.append("--follow")
@@ -165,14 +173,15 @@ class GetGitLog(Tool):
         except GitFailed as exc:
             if "does not have any commits" in exc.stderr or "bad revision" in exc.stderr:
                 raise ToolError("The repository has no commits yet.") from exc
-            raise ToolError(f"git log failed: {exc.stderr[:300]}") from exc
+            raise ToolError(f"git log failed: {_one_line(exc.stderr)}") from exc
         entries = []
-        for line in out.splitlines():
-            parts = line.split("\x1f")
+        for record in out.split("\0"):
+            parts = record.split("\x1f", 3)  # the subject, last, keeps any \x1f of its own
             if len(parts) == 4:
-                entries.append(f"{parts[0]} {parts[1]} {parts[2]}: {cut_line(parts[3])}")
+                commit, date, author, subject = parts
+                entries.append(f"{commit} {date} {visible(author)}: {cut_line(subject)}")
         if not entries:
-            target = f"'{self.path}'" if rel else "the repository"
+            target = f"'{echo_path(self.path)}'" if rel else "the repository"
             return f"No commits touch {target} up to {workspace.label}."
         if self.count > MAX_LOG_COUNT:
             entries.append(f"\n[count is capped at {MAX_LOG_COUNT}.]")

@@ -8,7 +8,7 @@ from reviewer.errors import ToolError
 from reviewer.redact import PEM_BODY_LINE, REDACTED
 from reviewer.tools.base import Tool, param
 from reviewer.tools.files import MAX_SCAN_BYTES, read_text
-from reviewer.tools.text import cut_line, quote_path, split_lines
+from reviewer.tools.text import cut_line, quote_path, split_lines, visible
 from reviewer.workspace import Workspace
 from reviewer.workspace.paths import check_glob
 from reviewer.workspace.search import Hit, search
@@ -75,9 +75,10 @@ class SearchText(Tool):
                 "Narrow with path or filePattern.]"
             )
         if not outcome.hits and not outcome.timed_out:
-            where = f" in '{base}'" if base else ""
+            where = f" in '{quote_path(base)}'" if base else ""
             only = f" (files matching '{file_glob}')" if file_glob else ""
-            return f"No matches for /{self.pattern}/{where}{only}."
+            # The pattern may hold a raw \r or escape: shown like file text.
+            return f"No matches for /{visible(self.pattern)}/{where}{only}."
         return "\n".join(lines)
 
 
@@ -89,7 +90,7 @@ def _mask_key_lines(workspace: Workspace, hits: list[Hit]) -> None:
             continue
         if hit.path not in masked:
             try:
-                text, _size = read_text(workspace, hit.path, hit.path, MAX_SCAN_BYTES)
+                text, _size = read_text(workspace, hit.path, quote_path(hit.path), MAX_SCAN_BYTES)
             except ToolError:
                 text = ""
             masked[hit.path] = split_lines(text)

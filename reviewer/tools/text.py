@@ -1,11 +1,12 @@
 """Turning file bytes into text the model can read: decoding, binary detection, long lines,
-and names (`quote_path`: the tool-output sink for every repository path a tool prints)."""
+control characters, and names (`quote_path`: the tool-output sink for every repository path a
+tool prints; `echo_path` for a path the model gave, echoed in a message)."""
 
 from __future__ import annotations
 
-from reviewer.workspace.paths import quote_path
+from reviewer.workspace.paths import echo_path, quote_path
 
-__all__ = ["quote_path"]
+__all__ = ["echo_path", "quote_path"]
 
 MAX_LINE_CHARS = 2000
 # git's own heuristic: a NUL byte in the first 8,000 bytes means binary.
@@ -20,8 +21,29 @@ def decode(data: bytes) -> str:
     return data.decode("utf-8", "replace").removeprefix("\ufeff")
 
 
+# Control characters in file text, a commit subject or an author are shown as the Unicode
+# symbol for them (\r as ␍, ESC as ␛, DEL as ␡; C1 controls as U+FFFD): a reader that breaks
+# lines at \r, \v, \f, \x1c-\x1e, U+0085 or U+2028 (str.splitlines does) must not see a
+# line the text did not have, such as a forged end of the tool output, and an escape
+# sequence must not act. Tabs stay; the character count stays, one symbol per character.
+_VISIBLE = {
+    **{code: 0x2400 + code for code in range(0x20) if code != ord("\t")},
+    0x7F: 0x2421,
+    **dict.fromkeys(range(0x80, 0xA0), 0xFFFD),
+    0x2028: 0x2424,
+    0x2029: 0x2424,
+}
+
+
+def visible(text: str) -> str:
+    """One line of text as one line of tool output (see _VISIBLE)."""
+    return text.translate(_VISIBLE)
+
+
 def cut_line(line: str) -> str:
-    """A line over MAX_LINE_CHARS keeps its start and says how long it was."""
+    """A line of text for tool output: control characters made visible, and a line over
+    MAX_LINE_CHARS keeps its start and says how long it was."""
+    line = visible(line)
     if len(line) <= MAX_LINE_CHARS:
         return line
     return f"{line[:MAX_LINE_CHARS]} … [line cut: {len(line):,} characters]"

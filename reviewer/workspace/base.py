@@ -17,7 +17,14 @@ from functools import cached_property
 from pathlib import Path
 
 from reviewer.errors import ToolError
-from reviewer.workspace.paths import normalize_path, outside
+from reviewer.workspace.paths import (
+    echo_path,
+    normalize_name,
+    normalize_path,
+    outside,
+    quote_path,
+    unquote_path,
+)
 
 MAX_SYMLINK_HOPS = 40
 
@@ -123,7 +130,24 @@ class Workspace(ABC):
         return self._load_listing()
 
     def normalize(self, raw: object, *, allow_root: bool = True) -> str:
-        return normalize_path(raw, root=str(self.root), allow_root=allow_root)
+        rel = normalize_path(raw, root=str(self.root), allow_root=allow_root)
+        quoted = isinstance(raw, str) and unquote_path(raw) is not None
+        if quoted and rel and not self._listed(rel):
+            # A double-quoted argument is a quoted name, as the tools print one. When that
+            # names nothing, it may be a name that itself starts and ends with `"` (listed
+            # quoted again, but a model may copy it bare): the literal name, if it exists.
+            try:
+                literal = normalize_path(
+                    raw, root=str(self.root), allow_root=allow_root, unquote=False
+                )
+            except ToolError:  # refused as a literal name: the quoted reading stands
+                return rel
+            if self._listed(literal):
+                return literal
+        return rel
+
+    def _listed(self, rel: str) -> bool:
+        return rel in self.listing.kinds or self.listing.is_dir(rel)
 
     def resolve_file(self, raw: object) -> str:
         """The in-repository path of the regular file `raw` names, following safe symlinks."""
@@ -133,24 +157,26 @@ class Workspace(ABC):
         if kind is None:
             if self.listing.is_dir(resolved):
                 raise ToolError(
-                    f"'{raw}' is a directory, not a file. Use list_files to see what it holds."
+                    f"'{echo_path(raw)}' is a directory, not a file. Use list_files to see "
+                    "what it holds."
                 )
             if resolved != rel:
                 raise ToolError(
-                    f"Access denied: '{raw}' is a symlink to '{resolved}', which is not a "
-                    f"file of this repository at {self.label}."
+                    f"Access denied: '{echo_path(raw)}' is a symlink to "
+                    f"'{quote_path(resolved)}', which is not a file of this repository at "
+                    f"{self.label}."
                 )
             raise ToolError(self._not_found(rel, raw))
         if kind is Kind.SUBMODULE:
             raise ToolError(
-                f"'{raw}' is a submodule or nested repository; its files are not part of "
-                "this repository."
+                f"'{echo_path(raw)}' is a submodule or nested repository; its files are not "
+                "part of this repository."
             )
         actual = self._kind_on_access(resolved)
         if actual is None:
             raise ToolError(self._not_found(rel, raw))
         if actual is not Kind.FILE:
-            raise ToolError(f"'{raw}' is not a regular file.")
+            raise ToolError(f"'{echo_path(raw)}' is not a regular file.")
         self._check_file(resolved, raw)
         return resolved
 
@@ -165,7 +191,9 @@ class Workspace(ABC):
         if self.listing.is_dir(resolved):
             return resolved
         if resolved in self.listing.kinds:
-            raise ToolError(f"'{raw}' is a file, not a directory. Use read_file to read it.")
+            raise ToolError(
+                f"'{echo_path(raw)}' is a file, not a directory. Use read_file to read it."
+            )
         raise ToolError(self._not_found(rel, raw, directory=True))
 
     def resolve_any(self, raw: object) -> tuple[str, bool]:
@@ -181,7 +209,7 @@ class Workspace(ABC):
 
     def _not_found(self, rel: str, raw: object, *, directory: bool = False) -> str:
         what = "Directory" if directory else "File"
-        message = f"{what} not found: '{raw}' does not exist at {self.label}."
+        message = f"{what} not found: '{echo_path(raw)}' does not exist at {self.label}."
         parent = posixpath.dirname(rel)
         while parent and not self.listing.is_dir(parent):
             parent = posixpath.dirname(parent)
@@ -189,8 +217,9 @@ class Workspace(ABC):
         candidates = self.listing.under(parent)[:5000]
         near = [p for p in candidates if posixpath.basename(p).casefold() == name]
         if near:
-            return message + " Files with that name: " + ", ".join(near[:5]) + "."
-        where = f"'{parent}'" if parent else "the repository root"
+            shown = ", ".join(quote_path(path) for path in near[:5])
+            return message + " Files with that name: " + shown + "."
+        where = f"'{quote_path(parent)}'" if parent else "the repository root"
         return message + f" Use list_files on {where} to see what is there."
 
     def _follow_links(self, rel: str, raw: str) -> str:
@@ -203,18 +232,23 @@ class Workspace(ABC):
             if self._is_link(prefix):
                 hops += 1
                 if hops > MAX_SYMLINK_HOPS:
-                    raise ToolError(f"'{raw}': too many levels of symbolic links (a loop?).")
+                    raise ToolError(
+                        f"'{echo_path(raw)}': too many levels of symbolic links (a loop?)."
+                    )
                 target = self._link_target(prefix)
                 if target.startswith("/") or "\x00" in target:
                     raise outside(raw)
                 joined = posixpath.join(posixpath.dirname(prefix), target, *parts[index + 1 :])
                 try:
-                    rel = normalize_path(joined, root=str(self.root))
+                    # Repository text, taken as written: a target may name a file whose name
+                    # holds a line break (the rest of `rel` may too, from a quoted argument).
+                    rel = normalize_name(joined, root=str(self.root))
                 except ToolError as exc:
                     if "outside" in str(exc):
                         raise outside(raw) from exc
                     raise ToolError(
-                        f"Access denied: '{raw}' is a symlink to '{target}', which is not readable."
+                        f"Access denied: '{echo_path(raw)}' is a symlink to "
+                        f"'{quote_path(target)}', which is not readable."
                     ) from exc
                 parts = rel.split("/") if rel else []
                 index = 0

@@ -16,7 +16,9 @@ _DRIVE = re.compile(r"^[A-Za-z]:")
 
 
 def outside(raw: str) -> ToolError:
-    return ToolError(f"Access denied: path '{raw}' resolves outside the working directory.")
+    return ToolError(
+        f"Access denied: path '{echo_path(raw)}' resolves outside the working directory."
+    )
 
 
 def is_git_dir_name(component: str) -> bool:
@@ -27,88 +29,150 @@ def is_git_dir_name(component: str) -> bool:
 
 def git_dir_denied(raw: str) -> ToolError:
     return ToolError(
-        f"Access denied: path '{raw}' is inside a .git directory, which is not readable."
+        f"Access denied: path '{echo_path(raw)}' is inside a .git directory, which is not readable."
     )
 
 
 # What git escapes in a quoted name (core.quotePath=false): these, and other control bytes
-# as octal. Format characters (bidi overrides, zero-width) are escaped as \uXXXX too, so a
-# name can neither break a line of tool output nor reorder what is read.
+# as octal. Format characters (bidi overrides, zero-width, tag characters) and the Unicode
+# line and paragraph separators are escaped as \uXXXX (\UXXXXXXXX past U+FFFF) too, so a
+# name can neither break a line of tool output nor reorder or hide what is read.
 _C_ESCAPES = {"\a": "a", "\b": "b", "\t": "t", "\n": "n", "\v": "v", "\f": "f", "\r": "r",
               '"': '"', "\\": "\\"}  # fmt: skip
 _C_UNESCAPES = {value: key for key, value in _C_ESCAPES.items()}
-_QUOTED_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})|((?:\\[0-7]{3})+)|\\(.)", re.DOTALL)
+_ESCAPED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+# A well-formed quoted name: between the quotes, plain characters and the escapes above. Octal
+# stops at \377 (a byte), \U at U+10FFFF; anything else (`"C:\Users"`, `"a\"`) is not a
+# quoted name, and is taken literally.
+_ESCAPE = r'\\(?:[abtnvfr"\\]|[0-3][0-7]{2}|u[0-9a-fA-F]{4}|U(?:000[0-9a-fA-F]|0010)[0-9a-fA-F]{4})'
+_QUOTED = re.compile(rf'"(?:[^"\\]|{_ESCAPE})*"', re.DOTALL)
+_QUOTED_ESCAPE = re.compile(
+    r"\\u([0-9a-fA-F]{4})|\\U([0-9a-fA-F]{8})|((?:\\[0-3][0-7]{2})+)|\\(.)", re.DOTALL
+)
 
 
 def quote_path(name: str) -> str:
     """A repository name as one line of tool output, the way git quotes names: unchanged
-    when it holds nothing special, else in double quotes with C-style escapes. The quoted
-    form is accepted back as a path (normalize_path unquotes it)."""
-    if not any(_needs_escape(char) for char in name) and not name.startswith('"'):
+    when it holds nothing special, else in double quotes with C-style escapes. This is the
+    one sink for every name a tool prints; the quoted form is accepted back as a path
+    (normalize_path unquotes it)."""
+    if not any(_needs_escape(char) for char in name):
         return name
     out = []
     for char in name:
+        category = unicodedata.category(char)
         if char in _C_ESCAPES:
             out.append("\\" + _C_ESCAPES[char])
-        elif unicodedata.category(char) == "Cc":
-            out.append("".join(f"\\{byte:03o}" for byte in char.encode("utf-8", "surrogateescape")))
-        elif unicodedata.category(char) == "Cf" or 0xD800 <= ord(char) <= 0xDFFF:
-            out.append(f"\\u{ord(char):04x}")
+        elif category == "Cc" or "\udc80" <= char <= "\udcff":
+            # A control character, or a byte that is not UTF-8 (decoded with surrogateescape):
+            # its bytes in octal, as git writes them.
+            data = char.encode("utf-8", "surrogateescape")
+            out.append("".join(f"\\{byte:03o}" for byte in data))
+        elif category in _ESCAPED_CATEGORIES:
+            out.append(f"\\u{ord(char):04x}" if ord(char) <= 0xFFFF else f"\\U{ord(char):08x}")
         else:
             out.append(char)
     return '"' + "".join(out) + '"'
 
 
 def _needs_escape(char: str) -> bool:
-    return char in _C_ESCAPES or unicodedata.category(char) in ("Cc", "Cf", "Cs")
+    # `"` anywhere (not only in front) and `\` are quoted as git quotes them: a bare `\` would
+    # be read back as a separator, and the quoted form then always names the file exactly.
+    return char in _C_ESCAPES or unicodedata.category(char) in _ESCAPED_CATEGORIES
 
 
 def unquote_path(raw: str) -> str | None:
-    """The name inside a git-style quoted path, or None when `raw` is not one."""
+    """The name inside a well-formed git-style quoted path, or None when `raw` is not one."""
     text = raw.strip()
-    if len(text) < 2 or not (text.startswith('"') and text.endswith('"')):
+    if not _QUOTED.fullmatch(text):
         return None
 
     def one(match: re.Match[str]) -> str:
-        unicode, octal, simple = match.groups()
-        if unicode:
-            return chr(int(unicode, 16))
+        short, long, octal, simple = match.groups()
+        if short or long:
+            return chr(int(short or long, 16))
         if octal:
             data = bytes(int(octal[i + 1 : i + 4], 8) for i in range(0, len(octal), 4))
             return data.decode("utf-8", "surrogateescape")
-        return _C_UNESCAPES.get(simple, simple)
+        return _C_UNESCAPES[simple]
 
     return _QUOTED_ESCAPE.sub(one, text[1:-1])
 
 
-def _check_characters(raw: str, what: str, *, quoted: bool = False) -> None:
+def echo_path(raw: object) -> str:
+    """A path the model gave, for a message: as written, so the model recognises its own
+    words; quoted as quote_path quotes a name when it holds a character refused in a path
+    argument (never true of a raw path that got past normalize_path: this is the backstop)."""
+    text = raw if isinstance(raw, str) else str(raw)
+    if not any(_refused(char) or "\ud800" <= char <= "\udfff" for char in text):
+        return text
+    name = unquote_path(text)
+    return quote_path(text if name is None else name)
+
+
+def _refused(char: str) -> bool:
+    return unicodedata.category(char) in ("Cc", "Cf") and char != "\t"
+
+
+def _check_characters(raw: str, what: str) -> None:
     if "\x00" in raw:
         raise ToolError(f"Invalid {what}: it contains a NUL byte.")
     if len(raw) > MAX_PATH_CHARS:
         raise ToolError(f"Invalid {what}: longer than {MAX_PATH_CHARS} characters.")
-    if quoted:
-        # Asked for by its quoted form: a control character is then part of a real name,
-        # which must still be listed at the revision to be read.
-        return
+    # Our own output never shows these raw (names are quoted), so the model never needs to
+    # send one: a quoted name spells them as escapes.
     for char in raw:
-        if unicodedata.category(char) in ("Cc", "Cf") and char != "\t":
+        if _refused(char):
             raise ToolError(
                 f"Invalid {what}: it contains the control or format character U+{ord(char):04X}."
             )
 
 
-def normalize_path(raw: object, *, root: str, allow_root: bool = True) -> str:
+def _check_name(name: str, what: str) -> None:
+    """A name spelled by escapes, or from the repository: any character a file name can hold."""
+    if "\x00" in name:
+        raise ToolError(f"Invalid {what}: it contains a NUL byte.")
+    if len(name) > MAX_PATH_CHARS:
+        raise ToolError(f"Invalid {what}: longer than {MAX_PATH_CHARS} characters.")
+    try:
+        name.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError as exc:
+        raise ToolError(
+            f"Invalid {what}: U+{ord(name[exc.start]):04X} is a lone surrogate, which no file "
+            "name holds."
+        ) from exc
+
+
+def normalize_path(raw: object, *, root: str, allow_root: bool = True, unquote: bool = True) -> str:
     """Return `raw` as a normalized path relative to the repository root ('' for the root).
 
     `root` is the absolute, resolved repository root; an absolute path inside it is accepted.
     Refuses anything that climbs out, names `.git`, or holds NUL or control characters.
-    Percent-encoding is not decoded: `%2e%2e` is a file name, as it is on disk.
+    A well-formed double-quoted C-style string (as quote_path prints a name) is unquoted
+    first, unless `unquote` is false; the name it spells may hold control characters, and
+    faces every other check. Percent-encoding is not decoded: `%2e%2e` is a file name.
     """
     if not isinstance(raw, str):
         raise ToolError(f"Invalid path: expected a string, got {type(raw).__name__}.")
-    unquoted = unquote_path(raw)
-    _check_characters(raw if unquoted is None else unquoted, "path", quoted=unquoted is not None)
-    text = raw.strip().replace("\\", "/") if unquoted is None else unquoted
+    _check_characters(raw, "path")
+    name = unquote_path(raw) if unquote else None
+    if name is None:
+        text = raw.strip().replace("\\", "/")
+    else:
+        _check_name(name, "path")
+        text = name
+    return _relative(text, raw, root, allow_root)
+
+
+def normalize_name(name: str, *, root: str) -> str:
+    """A path made of repository text (a symlink's target joined to the rest of a path), as
+    normalize_path makes one: never unquoted nor stripped, and any character a file name
+    can hold is allowed; `..`, absolute paths and `.git` are refused all the same."""
+    _check_name(name, "path")
+    return _relative(name.replace("\\", "/"), name, root, True)
+
+
+def _relative(text: str, raw: str, root: str, allow_root: bool) -> str:
     if text.startswith("~"):
         raise outside(raw)
     if _DRIVE.match(text):

@@ -15,6 +15,7 @@ from pathlib import Path
 from reviewer.errors import ToolError
 from reviewer.gitcmd import run_git_parallel
 from reviewer.workspace.base import Kind, Listing, Workspace
+from reviewer.workspace.paths import echo_path, quote_path
 
 _TRACKED_MODE_KINDS = {b"120000": Kind.LINK, b"160000": Kind.SUBMODULE}
 
@@ -82,7 +83,7 @@ class WorktreeWorkspace(Workspace):
         except (FileNotFoundError, NotADirectoryError):
             return None
         except OSError as exc:
-            raise ToolError(f"'{rel}' cannot be read: {exc.strerror}.") from exc
+            raise ToolError(f"'{quote_path(rel)}' cannot be read: {exc.strerror}.") from exc
         if stat.S_ISLNK(mode):
             return Kind.LINK
         if stat.S_ISREG(mode):
@@ -94,7 +95,7 @@ class WorktreeWorkspace(Workspace):
     def _check_file(self, rel: str, raw: object) -> None:
         links = os.lstat(self._abs(rel)).st_nlink
         if links > 1:
-            raise ToolError(_hard_link_message(raw, links))
+            raise ToolError(_hard_link_message(echo_path(raw), links))
 
     def _link_target(self, rel: str) -> str:
         return os.readlink(self._abs(rel))
@@ -105,20 +106,24 @@ class WorktreeWorkspace(Workspace):
     def read_bytes(self, rel: str, limit: int) -> bytes:
         path = self._abs(rel)
         if os.path.realpath(path) != path:
-            raise ToolError(f"Access denied: path '{rel}' resolves outside the working directory.")
+            raise ToolError(
+                f"Access denied: path '{quote_path(rel)}' resolves outside the working directory."
+            )
         flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
         try:
             fd = os.open(path, flags)
         except OSError as exc:
             if exc.errno == errno.ELOOP:
-                raise ToolError(f"'{rel}' is a symlink and cannot be opened directly.") from exc
-            raise ToolError(f"'{rel}' cannot be read: {exc.strerror}.") from exc
+                raise ToolError(
+                    f"'{quote_path(rel)}' is a symlink and cannot be opened directly."
+                ) from exc
+            raise ToolError(f"'{quote_path(rel)}' cannot be read: {exc.strerror}.") from exc
         try:
             info = os.fstat(fd)
             if not stat.S_ISREG(info.st_mode):
-                raise ToolError(f"'{rel}' is not a regular file.")
+                raise ToolError(f"'{quote_path(rel)}' is not a regular file.")
             if info.st_nlink > 1:
-                raise ToolError(_hard_link_message(rel, info.st_nlink))
+                raise ToolError(_hard_link_message(quote_path(rel), info.st_nlink))
             chunks, remaining = [], limit
             while remaining > 0:
                 chunk = os.read(fd, min(remaining, 1 << 20))
@@ -134,8 +139,8 @@ class WorktreeWorkspace(Workspace):
         return os.path.join(str(self.root), rel) if rel else str(self.root)
 
 
-def _hard_link_message(path: object, links: int) -> str:
+def _hard_link_message(shown: str, links: int) -> str:
     return (
-        f"'{path}' has {links} hard links; it is not read because a hard link can alias a "
+        f"'{shown}' has {links} hard links; it is not read because a hard link can alias a "
         "file outside the repository."
     )
