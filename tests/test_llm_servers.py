@@ -438,3 +438,16 @@ def test_hostile_text_does_not_stall_the_recovery() -> None:
     for text in ("<tool_call>" * 100_000, "<function=x>" * 80_000, "[TOOL_CALLS][" * 80_000):
         normalize({"content": text}, "stop", None, 1, tool_names=frozenset({"x"}))
     assert time.monotonic() - started < 5
+
+
+def test_an_overflow_reported_inside_a_200_is_a_context_error() -> None:
+    # LM Studio 0.4.21+ reports overflow inside a 200 answer (goose#11318,
+    # lmstudio-bug-tracker#2322): "Input does not fit in context length. ...".
+    text = (
+        "Input does not fit in context length. The input has 31430 tokens, but the context "
+        "length only supports 30000 tokens."
+    )
+    with FakeLLM([raw({"error": {"message": text}, "message": text})]) as llm:
+        with pytest.raises(ContextLengthError):
+            ask(model(llm, max_retries=3))
+        assert len(llm.bodies) == 1  # not retried as a server failure

@@ -109,7 +109,9 @@ class ChatModel:
                 return self._ask(messages, tools, attempt)
             except Exception as exc:
                 status, code, message = _facts(exc)
-                quirk = find_quirk(status, code, message) if status else None
+                # An error inside a 200 has no status of its own: any row may match its text.
+                in_body = isinstance(exc, ErrorInBody)
+                quirk = find_quirk(None if in_body else status, code, message) if status else None
                 if quirk and quirk.action is Action.ADAPT and quirk.detail not in known:
                     if self.profile.apply(quirk.detail):
                         note = ADAPT_NOTES[quirk.detail]

@@ -84,7 +84,8 @@ QUIRKS: tuple[Quirk, ...] = (
        r"|reduce the length of the messages"  # OpenAI, Groq
        r"|exceed_context_size_error|model_context_window_exceeded|exceeded model token limit"
        r"|maximum (?:prompt|model) length is|greater than the context length"
-       r"|input is too long|prompt exceeds the length limit",
+       r"|input is too long|prompt exceeds the length limit"
+       r"|does not fit in context length",  # LM Studio 0.4.21+ (inside a 200 stream)
        Action.CONTEXT, "", _ANY_ERROR),
     # Tool calling is not switched on or not supported: nothing a retry can fix.
     _q("llama_cpp_no_jinja", r"tools param requires --jinja", Action.STOP,
