@@ -17,7 +17,7 @@ MAX_EXCERPT_LINES = 12
 
 def place(finding: FindingIn, change: Change, counter: LineCounter) -> Finding:
     """The Finding for what the model reported: anchored, excerpted and fingerprinted."""
-    file = change.file(finding.path)
+    file = change.file(finding.path, finding.side)
     line, end_line = finding.line, finding.end_line
     if end_line == line:
         end_line = None
@@ -39,7 +39,30 @@ def place(finding: FindingIn, change: Change, counter: LineCounter) -> Finding:
         placement=placement,
         placement_note=note,
         code=code,
+        new_file_line=_where_removed(file, line) if finding.side == "LEFT" else None,
     )
+
+
+def _where_removed(file: FileChange | None, old_line: int) -> int | None:
+    """The new-file line where old line `old_line` was removed: the first line after it that
+    the new file has, else the last one before it. None when the new file has no lines."""
+    if file is None or file.status == "deleted":
+        return None
+    hunk = file.hunk_at(old_line, "LEFT")
+    if hunk is None:
+        return None
+    before = None
+    seen = False
+    for diff_line in hunk.lines:
+        if diff_line.old_line == old_line:
+            seen = True
+        if diff_line.new_line is not None:
+            if seen:
+                return diff_line.new_line
+            before = diff_line.new_line
+    if before is not None:
+        return before
+    return hunk.new_start or None
 
 
 def placement_of(
@@ -47,7 +70,7 @@ def placement_of(
 ) -> tuple[Placement, str, int | None]:
     """Inline or summary-only for a finding at `line..end_line` of `path`, the note saying
     why, and the end line the comment can cover."""
-    file = change.file(path)
+    file = change.file(path, side)
     if file is None:
         return "summary", f"'{path}' is not changed by this review", end_line
     hunk = file.hunk_at(line, side)

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from reviewer.diff import FileChange, Hunk
+from reviewer.workspace.paths import quote_path
 
 _TEST_NAME = re.compile(
     r"^(?:test_(?P<a>.+)\.py|(?P<b>.+)_test\.(?:py|go)|(?P<c>.+)\.(?:test|spec)\.[jt]sx?"
@@ -49,9 +50,9 @@ class Batch:
         paths = self.paths
         if len(paths) == 1:
             part = self.pieces[0].part
-            return f"{paths[0]}{', ' + part if part else ''}"
+            return f"{quote_path(paths[0])}{', ' + part if part else ''}"
         common = posixpath.commonpath(paths) if all("/" in p for p in paths) else ""
-        return f"{common + '/' if common else ''}… ({len(paths)} files)"
+        return f"{quote_path(common) + '/' if common else ''}… ({len(paths)} files)"
 
 
 def group_key(path: str) -> str:

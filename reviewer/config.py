@@ -185,11 +185,31 @@ def resolve_settings(layers: list[Layer | None]) -> Settings:
     try:
         return Settings.model_validate(merged)
     except ValidationError as exc:
-        error = exc.errors()[0]
-        key = str(error["loc"][0]) if error["loc"] else "?"
-        raise ReviewerError(
-            f"invalid setting '{key}' in {origin.get(key, 'the settings')}: {error['msg']}"
-        ) from exc
+        raise ReviewerError(_invalid(exc, origin)) from exc
+
+
+# How a setting whose shape is not obvious is written, for the error that names it.
+SETTING_EXAMPLES = {
+    "path_instructions": 'path_instructions = { "src/**/*.py" = "Check error handling." }',
+    "include": 'include = ["src/**", "lib/**"]',
+    "exclude": 'exclude = ["**/*.lock", "vendor/**"]',
+}
+
+
+def _invalid(exc: ValidationError, origin: Mapping[str, str]) -> str:
+    """One line: which setting (and which entry of it), where it was set, what is wrong,
+    what the setting is, and how it is written."""
+    error = exc.errors()[0]
+    loc = [str(part) for part in error["loc"]] or ["?"]
+    key = loc[0]
+    entry = f" (entry {', '.join(repr(part) for part in loc[1:])})" if len(loc) > 1 else ""
+    field = Settings.model_fields.get(key)
+    what = f" {key}: {field.description}" if field and field.description else ""
+    example = f" Example: {SETTING_EXAMPLES[key]}" if key in SETTING_EXAMPLES else ""
+    return (
+        f"invalid setting '{key}'{entry} in {origin.get(key, 'the settings')}: {error['msg']}."
+        f"{what}{example}"
+    )
 
 
 def load_settings(

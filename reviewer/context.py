@@ -8,7 +8,7 @@ silently. Nothing from the process environment is passed to a template.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from jinja2 import ChoiceLoader, DictLoader, FileSystemLoader, StrictUndefined
@@ -21,6 +21,7 @@ from reviewer.findings import FileCoverage
 from reviewer.gitcmd import run_git
 from reviewer.tokens import CHARS_PER_TOKEN
 from reviewer.workspace.globs import basename_or_path_matcher
+from reviewer.workspace.paths import quote_path
 
 PROMPT_NAMES = ("system.md.j2", "task.md.j2")
 OVERRIDE_DIR = ".reviewer/prompts"
@@ -138,7 +139,7 @@ def render_hunk(hunk: Hunk) -> list[str]:
 
 
 def render_file(file: FileChange) -> str:
-    header = f"### {file.path} ({_describe(file)}, +{file.additions} -{file.deletions})"
+    header = f"### {quote_path(file.path)} ({_describe(file)}, +{file.additions} -{file.deletions})"
     if file.status == "deleted":
         return f"{header}\nThe file is deleted ({file.deletions} lines removed)."
     if not file.hunks:
@@ -152,7 +153,7 @@ def render_file(file: FileChange) -> str:
 def _describe(file: FileChange) -> str:
     parts = [file.status]
     if file.status in ("renamed", "copied") and file.old_path:
-        parts = [f"{file.status} from {file.old_path}"]
+        parts = [f"{file.status} from {quote_path(file.old_path)}"]
     if file.mode_changed:
         parts.append(f"mode {file.old_mode} -> {file.new_mode}")
     return ", ".join(parts)
@@ -200,7 +201,9 @@ def build_plan(
         "title": info.title,
         "description": info.description,
         "instructions": settings.instructions.strip(),
-        "files": coverage[:MAX_LISTED_FILES],
+        # Names as the tools print them (quote_path), so the model meets one spelling of a
+        # name everywhere, and a name that is not UTF-8 can be sent at all.
+        "files": [replace(c, path=quote_path(c.path)) for c in coverage[:MAX_LISTED_FILES]],
         "more_files": max(0, len(coverage) - MAX_LISTED_FILES),
         "fence": _fence_for(info.description + info.title),
         "batch": "",
@@ -254,7 +257,7 @@ def render_piece(piece: Piece, budget: int) -> str:
     if piece.hunks is None:
         text = render_file(file)
     else:
-        header = f"### {file.path} ({_describe(file)}, {piece.part})"
+        header = f"### {quote_path(file.path)} ({_describe(file)}, {piece.part})"
         text = "\n".join([header, *(ln for hunk in piece.hunks for ln in render_hunk(hunk))])
     if len(text) <= budget:
         return text
@@ -263,7 +266,8 @@ def render_piece(piece: Piece, budget: int) -> str:
     last = shown.rsplit("\n", 1)[-1].strip().split(" ", 1)[0]
     return (
         f"{shown}\n[The rest of this diff does not fit in one request ({len(text) - len(shown):,} "
-        f"more characters, after line {last}); read the file with read_file_lines.]"
+        f"more characters, after line {last}); read the new file's lines with "
+        "read_file_lines, and removed lines (-N) with read_file_lines and side LEFT.]"
     )
 
 

@@ -64,6 +64,9 @@ class Finding:
     # Reported by an earlier run of the same pull request and still open (its code is
     # unchanged); False for what this run found.
     earlier: bool = False
+    # For a LEFT finding: the line of the new file where its removed lines were (the first
+    # line after them), so a tool that needs a place in the new file (SARIF) has one.
+    new_file_line: int | None = None
 
     @property
     def inline(self) -> bool:
@@ -84,7 +87,7 @@ def fingerprint(path: str, title: str, anchor_text: str, category: str | None = 
     normalized_title = re.sub(r"[^a-z0-9]+", " ", title.lower()).strip()
     code = " ".join(anchor_text.split())
     digest = hashlib.sha256(
-        "\x1f".join((path, category or "", normalized_title, code)).encode("utf-8")
+        "\x1f".join((path, category or "", normalized_title, code)).encode("utf-8", "surrogatepass")
     ).hexdigest()
     return digest[:16]
 

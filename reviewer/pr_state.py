@@ -342,7 +342,7 @@ def _find_code(item: OpenFinding, change: Change, counter: LineCounter) -> tuple
     """Where the finding's code stands now (nearest its old line) and that code, or None."""
     text: dict[int, str]
     if item.side == "LEFT":
-        file = change.file(item.path)
+        file = change.file(item.path, "LEFT")
         if file is None:
             return None
         text = {

@@ -119,6 +119,7 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
     workspace: Workspace = (
         WorktreeWorkspace(root) if head is None else RevisionWorkspace(root, head)
     )
+    workspace.base = RevisionWorkspace(root, base_point)
     head_label = head or "working tree"
     shown = _shown_change(root, change, head, request)
     info = request.info or _change_info(root, base_point, head, redactor)
@@ -132,7 +133,7 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
     )
     coverage = _whole_coverage(change, plan.coverage, settings)
     # Files read to check findings are read once, for validation and for anchoring.
-    counter = LineCounter(workspace)
+    counter = LineCounter(workspace, change)
 
     def result(runs: list[tuple[BatchContext, AgentOutcome]], summary: str = "") -> Review:
         complete = all(outcome.submission is not None for _, outcome in runs)

@@ -9,6 +9,7 @@ reaches a sink any other way (tests/test_sinks.py enumerates them and checks the
 | workflow commands (annotations on stdout) | `command_line` |
 | GitHub Markdown (comments, review body, job summary, Markdown report) | `report.mdtext` |
 | tool output (what the model reads) | `tools.text.quote_path` |
+| repository names in reports | `printable` with `data_name` or `shown_name` |
 
 JSON and SARIF reports are written by a JSON encoder, which escapes on its own.
 """
@@ -16,6 +17,12 @@ JSON and SARIF reports are written by a JSON encoder, which escapes on its own.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
+from dataclasses import fields, is_dataclass, replace
+from enum import Enum
+from typing import Any
+
+from reviewer.workspace.paths import quote_path
 
 # Terminal readers see text, so a control character is shown as a marker. Tab and newline
 # stay; a carriage return is a newline (Windows line ends, or an attempt to overwrite the
@@ -71,3 +78,71 @@ def _escape_data(text: str) -> str:
 
 def _escape_property(text: str) -> str:
     return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+# --- repository names in reports ----------------------------------------------------------
+# A name is held as git gives it: bytes that are not UTF-8 are surrogate-escaped, so the name
+# still reaches the right file. Reports cannot hold those, and a person must see what is
+# odd in a name, so each report kind has one rule, applied by `printable` at its entry:
+# - data (JSON, SARIF, annotations' `file`): the name itself when it is valid Unicode (the
+#   encoder escapes what it must), else git's quoted form (`"latin-\351.txt"`);
+# - what people read (terminal, Markdown, comments): git's quoted form whenever the name
+#   holds something invisible or misleading (controls, format characters such as zero-width
+#   spaces, white space at either end, a backslash), as the tools show names to the model.
+NAME_FIELDS = frozenset({"path", "old_path"})
+
+
+def data_name(name: str) -> str:
+    """A repository name for a machine-read report: exact when it is valid Unicode."""
+    if name.isascii():
+        return name
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return quote_path(name)
+    return name
+
+
+def shown_name(name: str) -> str:
+    """A repository name for a person: quoted as git quotes names when anything in it would
+    not read as what it is (quote_path, the tool-output rule)."""
+    return quote_path(name)
+
+
+def valid_text(text: str) -> str:
+    """Text any encoder takes: a lone surrogate (from a name's bad bytes or a model's JSON
+    escape) becomes U+FFFD."""
+    if text.isascii():
+        return text
+    return text.encode("utf-8", "replace").decode("utf-8") if _has_surrogate(text) else text
+
+
+def _has_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def printable(value: Any, name: Callable[[str], str] = data_name) -> Any:
+    """`value` (dataclasses, mappings, lists, tuples) with every repository name (a field in
+    NAME_FIELDS) passed through `name`, and every other string made valid_text."""
+    if isinstance(value, Enum):
+        return value
+    if isinstance(value, str):
+        return valid_text(value)
+    if is_dataclass(value) and not isinstance(value, type):
+        changes = {}
+        for field in fields(value):
+            item = getattr(value, field.name)
+            if field.name in NAME_FIELDS and isinstance(item, str):
+                changes[field.name] = name(item)
+            else:
+                changes[field.name] = printable(item, name)
+        return replace(value, **changes)
+    if isinstance(value, Mapping):
+        return {key: printable(item, name) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(printable(item, name) for item in value)
+    return value

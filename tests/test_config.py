@@ -88,6 +88,28 @@ def test_invalid_value_names_the_key_and_source(repo: GitRepo) -> None:
         settings_for(repo, env={"REVIEWER_FAIL_ON": "sometimes"})
 
 
+def test_a_bad_path_instruction_names_its_entry_and_shows_the_shape(repo: GitRepo) -> None:
+    repo.write(".reviewer.toml", '[path_instructions]\n"*.py" = 3\n')
+    repo.commit()
+    with pytest.raises(ReviewerError) as caught:
+        settings_for(repo)
+    message = str(caught.value)
+    assert "invalid setting 'path_instructions' (entry '*.py') in .reviewer.toml" in message
+    assert 'Example: path_instructions = { "src/**/*.py" = "Check error handling." }' in message
+    assert "\n" not in message
+    repo.write(".reviewer.toml", 'path_instructions = ["check"]\n')
+    repo.commit()
+    with pytest.raises(ReviewerError, match=r"valid dictionary\. path_instructions: Glob"):
+        settings_for(repo)
+
+
+def test_a_bad_number_says_what_the_setting_is(repo: GitRepo) -> None:
+    repo.write(".reviewer.toml", "max_turns = 0\n")
+    repo.commit()
+    with pytest.raises(ReviewerError, match=r"greater than or equal to 1\. max_turns: "):
+        settings_for(repo)
+
+
 def test_broken_toml_is_a_clear_error(repo: GitRepo) -> None:
     repo.write(".reviewer.toml", "model = \n")
     repo.commit()

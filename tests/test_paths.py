@@ -6,7 +6,7 @@ import pytest
 
 from reviewer.errors import ToolError
 from reviewer.workspace.globs import basename_or_path_matcher, glob_matcher
-from reviewer.workspace.paths import check_glob, normalize_path
+from reviewer.workspace.paths import check_glob, echo_path, normalize_path
 
 ROOT = "/work/repo"
 
@@ -30,6 +30,14 @@ def test_normalize_path(raw: str, expected: str) -> None:
     assert normalize_path(raw, root=ROOT) == expected
 
 
+def test_format_characters_name_a_file_and_are_echoed_visibly() -> None:
+    # A changed file may be named with a zero-width joiner or a bidi mark: its path is a
+    # name like any other, and every message shows such characters as escapes.
+    assert normalize_path("a\u202eb", root="/r") == "a\u202eb"
+    assert echo_path("a\u202eb") == '"a\\u202eb"'
+    assert echo_path("x\u2028y") == '"x\\u2028y"'
+
+
 @pytest.mark.parametrize(
     ("raw", "message"),
     [
@@ -45,7 +53,6 @@ def test_normalize_path(raw: str, expected: str) -> None:
         ("GIT~1/config", ".git directory"),
         ("a\x00b", "NUL byte"),
         ("a\nb", "control"),
-        ("a\u202eb", "format character"),
         ("x" * 5000, "longer than"),
     ],
 )

@@ -751,11 +751,26 @@ def test_sarif_fingerprints_and_locations() -> None:
     assert "docs/guide%20%C3%BC.md" in uris
 
 
-def test_sarif_left_side_has_no_region_and_says_why() -> None:
+def test_sarif_left_side_has_a_region_where_the_lines_were() -> None:
+    # GitHub code scanning needs `region.startLine` on every result: sarif-sdk's rule GH1003,
+    # microsoft/sarif-sdk src/Sarif.Multitool.Library/Rules/
+    # GH1003.ProvideRequiredRegionProperties.cs.
     (left,) = [r for r in sarif_run(COMPLETE)["results"] if r["properties"]["side"] == "LEFT"]
-    assert "region" not in left["locations"][0]["physicalLocation"]
+    assert left["locations"][0]["physicalLocation"]["region"] == {"startLine": 1}
     assert "removed line(s) 7 of the base version 111111111111" in left["message"]["text"]
+    assert "the new revision has no such lines" in left["message"]["text"]
     assert "fixes" not in left
+    (left_one,) = [f for f in COMPLETE.findings if f.side == "LEFT"]
+    placed = dataclasses.replace(left_one, new_file_line=12)
+    result = dataclasses.replace(COMPLETE, findings=(placed,))
+    (only,) = sarif_run(result)["results"]
+    assert only["locations"][0]["physicalLocation"]["region"] == {"startLine": 12}
+    assert "the region is line 12 of the new file, where they were" in only["message"]["text"]
+
+
+def test_every_sarif_result_has_a_region_start_line() -> None:
+    for result in sarif_run(COMPLETE)["results"]:
+        assert result["locations"][0]["physicalLocation"]["region"]["startLine"] >= 1
 
 
 def test_sarif_security_severity_only_on_security() -> None:

@@ -19,7 +19,7 @@ SNAPSHOT = Path(__file__).parent / "snapshots" / "tool_schemas.json"
 
 CONTRACT = {
     "read_file": {"path"},
-    "read_file_lines": {"path", "startLine", "endLine"},
+    "read_file_lines": {"path", "startLine", "endLine", "side"},
     "list_files": {"directory", "pattern"},
     "search_text": {"pattern", "path", "filePattern"},
     "get_file_structure": {"path"},

@@ -5,7 +5,17 @@ parser; `Change.locate` applies GitHub's rule for where a review comment may sit
 """
 
 from reviewer.diff.load import added_file, load_change, merge_base, untracked_file
-from reviewer.diff.model import Change, DiffLine, FileChange, Hunk, LineKind, Side, Status
+from reviewer.diff.model import (
+    SUBMODULE_MODE,
+    SYMLINK_MODE,
+    Change,
+    DiffLine,
+    FileChange,
+    Hunk,
+    LineKind,
+    Side,
+    Status,
+)
 from reviewer.diff.parse import (
     MAX_FILE_PATCH_BYTES,
     MAX_FILE_PATCH_LINES,
@@ -18,6 +28,8 @@ from reviewer.diff.parse import (
 __all__ = [
     "MAX_FILE_PATCH_BYTES",
     "MAX_FILE_PATCH_LINES",
+    "SUBMODULE_MODE",
+    "SYMLINK_MODE",
     "Change",
     "DiffLine",
     "FileChange",

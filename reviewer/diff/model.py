@@ -15,6 +15,8 @@ Side = Literal["RIGHT", "LEFT"]
 Status = Literal["added", "deleted", "modified", "renamed", "copied"]
 
 SIDES: tuple[Side, ...] = ("RIGHT", "LEFT")
+SYMLINK_MODE = "120000"
+SUBMODULE_MODE = "160000"
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,9 +132,15 @@ class Change:
         for change in self.files:
             self._by_path[change.path] = (*self._by_path.get(change.path, ()), change)
 
-    def file(self, path: str) -> FileChange | None:
-        """The file at that new path (or the old path of a deleted file)."""
+    def file(self, path: str, side: Side = "RIGHT") -> FileChange | None:
+        """The file at that new path (or the old path of a deleted file). On the LEFT, the
+        entry that has the old lines: for a type change (file <-> symlink) git shows two
+        entries, the old kind deleted and the new kind added."""
         entries = self._by_path.get(path, ())
+        if side == "LEFT":
+            for entry in entries:
+                if entry.status != "added":
+                    return entry
         for entry in entries:
             if entry.status != "deleted":
                 return entry

@@ -25,6 +25,7 @@ from reviewer.report.markdown import render_markdown
 from reviewer.report.mdtext import fence, inline_code, neutralize
 from reviewer.report.sarif import render_sarif
 from reviewer.report.terminal import render_terminal
+from reviewer.sinks import printable
 
 Renderer = Callable[..., str]
 
@@ -60,7 +61,9 @@ def write_transcript(transcript: Iterable[Mapping[str, Any]], path: str | Path) 
     """The agent's messages and tool calls, one JSON object a line (JSON Lines)."""
     redact = Redactor()
     lines = (
-        json.dumps(redact_values(dict(entry), redact), ensure_ascii=False, sort_keys=True)
+        json.dumps(
+            printable(redact_values(dict(entry), redact)), ensure_ascii=False, sort_keys=True
+        )
         for entry in transcript
     )
     write_text("".join(line + "\n" for line in lines), path)

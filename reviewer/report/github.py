@@ -15,7 +15,7 @@ from reviewer.findings import Finding, ReviewResult, Severity, sort_findings
 from reviewer.report.markdown import render_markdown
 from reviewer.report.mdtext import cap_text, fence, inline_code, neutralize, neutralize_line
 from reviewer.signing import Signer
-from reviewer.sinks import command_line
+from reviewer.sinks import command_line, data_name, shown_name
 
 # GitHub refuses bodies over 65,536 characters; leave room for markers and notes.
 MAX_BODY_CHARS = 60_000
@@ -158,7 +158,7 @@ def review_body(
 
 
 def _folded(finding: Finding) -> str:
-    where = inline_code(f"{finding.path}:{finding.line}")
+    where = inline_code(f"{shown_name(finding.path)}:{finding.line}")
     head = f"- {_LABEL[finding.severity]} {where}: {neutralize_line(finding.title)}"
     body = "\n".join("  " + line for line in neutralize(finding.body).splitlines())
     return f"{head}\n{body}"
@@ -201,7 +201,7 @@ def annotations(
             command_line(
                 _LEVEL[finding.severity],
                 f"{title}\n\n{redact(finding.body)}",
-                file=redact(finding.path),
+                file=redact(data_name(finding.path)),
                 line=finding.line if finding.side == "RIGHT" else None,
                 endLine=finding.end_line if finding.side == "RIGHT" else None,
                 title=f"{finding.severity.value}: {title}"[:200],

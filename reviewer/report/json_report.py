@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from reviewer import __version__
 from reviewer.findings import FileCoverage, Finding, ReviewResult, Severity, Usage, sort_findings
+from reviewer.sinks import data_name, printable
 
 FORMAT = "reviewer-report"
 VERSION = 1
@@ -29,7 +30,10 @@ class _Strict(BaseModel):
 
 
 class FindingV1(_Strict):
-    path: str = Field(description="Repository-relative path, '/'-separated.")
+    path: str = Field(
+        description="Repository-relative path, '/'-separated; a name that is not valid UTF-8 "
+        'is given in git\'s quoted form ("latin-\\351.txt").'
+    )
     line: int = Field(ge=1, description="First line, on the side given by `side`.")
     end_line: int | None = Field(ge=1, description="Last line of a range; null for one line.")
     side: Literal["RIGHT", "LEFT"] = Field(
@@ -108,7 +112,7 @@ class ReportV1(_Strict):
 
 def render_json(result: ReviewResult, *, indent: int | None = 2) -> str:
     """The review as a version-1 JSON report; keys sorted, findings in report order."""
-    report = to_report(result)
+    report = to_report(printable(result, data_name))
     return (
         json.dumps(
             report.model_dump(mode="json"), indent=indent, sort_keys=True, ensure_ascii=False

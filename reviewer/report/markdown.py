@@ -35,6 +35,7 @@ from reviewer.report.mdtext import (
     neutralize,
     neutralize_line,
 )
+from reviewer.sinks import printable, shown_name
 
 DEFAULT_MAX_BYTES = 1_000_000
 # One finding or the summary must not crowd out all the others.
@@ -121,7 +122,7 @@ def render_markdown(
 ) -> str:
     """The review as GitHub-flavoured Markdown, at most `max_bytes` bytes of UTF-8. When it
     must be cut, `full_list` says where every finding can still be read."""
-    page = _page(result, title)
+    page = _page(printable(result, shown_name), title)
     page.values["full_list"] = full_list
     text = _render(page, max_bytes)
     if _size(text) <= max_bytes:

@@ -29,6 +29,7 @@ from urllib.parse import quote
 from reviewer import __version__
 from reviewer.findings import Finding, ReviewResult, Severity, fingerprint, sort_findings
 from reviewer.report.common import line_range, short_rev, skipped_files
+from reviewer.sinks import data_name, printable
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = (
@@ -70,7 +71,9 @@ _DESCRIPTIONS = {
 
 def render_sarif(result: ReviewResult, *, information_uri: str = DEFAULT_INFORMATION_URI) -> str:
     """The review as a SARIF 2.1.0 log with one run."""
-    log = to_sarif(result, information_uri=information_uri)
+    # Names stay exact here: a URI percent-encodes a name's bytes, whatever they are; the
+    # texts that name a file use data_name.
+    log = to_sarif(printable(result, _exact), information_uri=information_uri)
     return json.dumps(log, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
@@ -115,9 +118,15 @@ def rule_id(finding: Finding) -> str:
     return category
 
 
+def _exact(name: str) -> str:
+    return name
+
+
 def artifact_uri(path: str) -> str:
-    """A repository-relative path as a relative URI reference (spaces and `%` escaped)."""
-    return quote(path.lstrip("/"), safe="/-._~!$&'()*+,;=@")
+    """A repository-relative path as a relative URI reference (spaces and `%` escaped); a
+    name that is not UTF-8 has its own bytes percent-encoded."""
+    data = path.lstrip("/").encode("utf-8", "surrogateescape")
+    return quote(data, safe="/-._~!$&'()*+,;=@")
 
 
 def _rule(rule: str) -> dict[str, Any]:
@@ -150,11 +159,17 @@ def _result(finding: Finding, index: int, base: str, incremental: bool) -> dict[
     artifact = {"uri": artifact_uri(finding.path), "uriBaseId": SRCROOT}
     physical: dict[str, Any] = {"artifactLocation": artifact}
     if finding.side == "LEFT":
+        # GitHub code scanning needs a region on every result (its SARIF rule GH1003), and
+        # a region is a place in the new file: where the removed lines were.
         version = f"the base version {short_rev(base)}" if base else "the base version"
-        text += (
-            f"\n\n(On removed line(s) {line_range(finding)} of {version}: they are not in the "
-            "new file, so this result has no line region.)"
+        where = finding.new_file_line or 1
+        place = (
+            f"the region is line {where} of the new file, where they were"
+            if finding.new_file_line
+            else "the new revision has no such lines, so the region is line 1"
         )
+        text += f"\n\n(On removed line(s) {line_range(finding)} of {version}; {place}.)"
+        physical["region"] = {"startLine": where}
     else:
         physical["region"] = _region(finding)
     properties: dict[str, Any] = {
@@ -231,7 +246,7 @@ def _invocation(result: ReviewResult) -> dict[str, Any]:
         notifications.append(
             {
                 "level": "warning",
-                "message": {"text": f"Not reviewed: {path}: {reason}"},
+                "message": {"text": f"Not reviewed: {data_name(path)}: {reason}"},
                 "locations": [
                     {
                         "physicalLocation": {

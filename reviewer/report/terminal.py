@@ -26,6 +26,7 @@ from reviewer.report.common import (
     skipped_files,
     usage_text,
 )
+from reviewer.sinks import printable, shown_name
 
 DEFAULT_WIDTH = 100
 MIN_WIDTH = 40
@@ -70,6 +71,7 @@ def render_terminal(
     a terminal can open `path:line` from where the command ran."""
     if path_prefix:
         result = _prefixed(result, path_prefix)
+    result = printable(result, shown_name)
     width = max(MIN_WIDTH, width)
     style = _Style(color)
     out: list[str] = []

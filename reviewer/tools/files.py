@@ -3,7 +3,9 @@ get_file_structure."""
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, Literal
+
+from pydantic import field_validator
 
 from reviewer.errors import ToolError
 from reviewer.redact import mask_private_keys
@@ -85,12 +87,25 @@ class ReadFile(Tool):
 
 class ReadFileLines(Tool):
     """Read a range of lines of a text file, 1-indexed and inclusive, each shown as
-    `42: text`. Use it for large files and to look at code around a change."""
+    `42: text`. Use it for large files and to look at code around a change. With side
+    LEFT it reads the file as it was before the change, where removed lines (-N in the
+    diff) have their numbers."""
 
     name: ClassVar[str] = "read_file_lines"
     path: str = param("File path relative to the repository root.", *PATH_ALIASES)
     startLine: int = param("First line to show (1-indexed).", *START_ALIASES, ge=1)
     endLine: int = param("Last line to show (inclusive).", *END_ALIASES, ge=1)
+    side: Literal["RIGHT", "LEFT"] = param(
+        "RIGHT (default): the reviewed revision. LEFT: the base, before the change.",
+        "side",
+        "version",
+        default="RIGHT",
+    )
+
+    @field_validator("side", mode="before")
+    @classmethod
+    def _upper_side(cls, value: object) -> object:
+        return value.strip().upper() if isinstance(value, str) else value
 
     def run(self, workspace: Workspace) -> str:
         if self.endLine < self.startLine:
@@ -98,6 +113,10 @@ class ReadFileLines(Tool):
                 f"endLine ({self.endLine}) is before startLine ({self.startLine}); "
                 "give startLine <= endLine."
             )
+        if self.side == "LEFT":
+            if workspace.base is None:
+                raise ToolError("side LEFT needs a change with a base; this review has none.")
+            workspace = workspace.base
         rel = workspace.resolve_file(self.path)
         shown = echo_path(self.path)
         text, size = read_text(workspace, rel, shown, MAX_SCAN_BYTES)

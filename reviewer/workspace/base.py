@@ -23,7 +23,6 @@ from reviewer.workspace.paths import (
     normalize_path,
     outside,
     quote_path,
-    unquote_path,
 )
 
 MAX_SYMLINK_HOPS = 40
@@ -92,6 +91,9 @@ class Workspace(ABC):
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        # The files at the base of the change under review, when there is one: removed
+        # lines are read there (read_file_lines with side LEFT).
+        self.base: Workspace | None = None
 
     # --- what subclasses provide -------------------------------------------------------
 
@@ -130,21 +132,24 @@ class Workspace(ABC):
         return self._load_listing()
 
     def normalize(self, raw: object, *, allow_root: bool = True) -> str:
+        """`raw` as a repository path, without changing which file is meant.
+
+        The usual reading forgives a model's slips: a quoted name is unquoted, white space
+        around a bare path is dropped, `\\` becomes `/`. When that names nothing, the
+        argument is tried exactly as written, for a file whose name really starts or ends
+        with a space, holds a backslash, or starts and ends with `"`. Both readings face
+        every containment check.
+        """
         rel = normalize_path(raw, root=str(self.root), allow_root=allow_root)
-        quoted = isinstance(raw, str) and unquote_path(raw) is not None
-        if quoted and rel and not self._listed(rel):
-            # A double-quoted argument is a quoted name, as the tools print one. When that
-            # names nothing, it may be a name that itself starts and ends with `"` (listed
-            # quoted again, but a model may copy it bare): the literal name, if it exists.
-            try:
-                literal = normalize_path(
-                    raw, root=str(self.root), allow_root=allow_root, unquote=False
-                )
-            except ToolError:  # refused as a literal name: the quoted reading stands
-                return rel
-            if self._listed(literal):
-                return literal
-        return rel
+        if not isinstance(raw, str) or not rel or self._listed(rel):
+            return rel
+        try:
+            exact = normalize_path(
+                raw, root=str(self.root), allow_root=allow_root, unquote=False, tidy=False
+            )
+        except ToolError:  # refused as written: the usual reading stands
+            return rel
+        return exact if exact != rel and self._listed(exact) else rel
 
     def _listed(self, rel: str) -> bool:
         return rel in self.listing.kinds or self.listing.is_dir(rel)

@@ -56,7 +56,7 @@ def quote_path(name: str) -> str:
     when it holds nothing special, else in double quotes with C-style escapes. This is the
     one sink for every name a tool prints; the quoted form is accepted back as a path
     (normalize_path unquotes it)."""
-    if not any(_needs_escape(char) for char in name):
+    if not _needs_quotes(name):
         return name
     out = []
     for char in name:
@@ -79,6 +79,12 @@ def _needs_escape(char: str) -> bool:
     # `"` anywhere (not only in front) and `\` are quoted as git quotes them: a bare `\` would
     # be read back as a separator, and the quoted form then always names the file exactly.
     return char in _C_ESCAPES or unicodedata.category(char) in _ESCAPED_CATEGORIES
+
+
+def _needs_quotes(name: str) -> bool:
+    # A name that starts or ends with white space is quoted too (git does not): bare, the
+    # space is invisible in a line of output and a reader would strip it.
+    return name != name.strip() or any(_needs_escape(char) for char in name)
 
 
 def unquote_path(raw: str) -> str | None:
@@ -104,14 +110,17 @@ def echo_path(raw: object) -> str:
     words; quoted as quote_path quotes a name when it holds a character refused in a path
     argument (never true of a raw path that got past normalize_path: this is the backstop)."""
     text = raw if isinstance(raw, str) else str(raw)
-    if not any(_refused(char) or "\ud800" <= char <= "\udfff" for char in text):
+    if not any(unicodedata.category(char) in _ESCAPED_CATEGORIES for char in text):
         return text
     name = unquote_path(text)
     return quote_path(text if name is None else name)
 
 
 def _refused(char: str) -> bool:
-    return unicodedata.category(char) in ("Cc", "Cf") and char != "\t"
+    # Control characters only. Format characters (a zero-width joiner in an emoji, a
+    # zero-width space) are legal in names, and a changed file may hold them: such a path
+    # names a file or nothing, and every name printed back is quoted with them made visible.
+    return unicodedata.category(char) == "Cc" and char != "\t"
 
 
 def _check_characters(raw: str, what: str) -> None:
@@ -124,7 +133,8 @@ def _check_characters(raw: str, what: str) -> None:
     for char in raw:
         if _refused(char):
             raise ToolError(
-                f"Invalid {what}: it contains the control or format character U+{ord(char):04X}."
+                f"Invalid {what}: it contains the control character U+{ord(char):04X}; "
+                'spell it as a quoted name ("a\\tb"), as the tools print one.'
             )
 
 
@@ -143,7 +153,9 @@ def _check_name(name: str, what: str) -> None:
         ) from exc
 
 
-def normalize_path(raw: object, *, root: str, allow_root: bool = True, unquote: bool = True) -> str:
+def normalize_path(
+    raw: object, *, root: str, allow_root: bool = True, unquote: bool = True, tidy: bool = True
+) -> str:
     """Return `raw` as a normalized path relative to the repository root ('' for the root).
 
     `root` is the absolute, resolved repository root; an absolute path inside it is accepted.
@@ -151,13 +163,16 @@ def normalize_path(raw: object, *, root: str, allow_root: bool = True, unquote: 
     A well-formed double-quoted C-style string (as quote_path prints a name) is unquoted
     first, unless `unquote` is false; the name it spells may hold control characters, and
     faces every other check. Percent-encoding is not decoded: `%2e%2e` is a file name.
+    `tidy` forgives a model's slips (white space around the path, `\\` for `/`); without it
+    the text is taken exactly, for names that really hold those (Workspace.normalize tries
+    both, the exact name first).
     """
     if not isinstance(raw, str):
         raise ToolError(f"Invalid path: expected a string, got {type(raw).__name__}.")
     _check_characters(raw, "path")
     name = unquote_path(raw) if unquote else None
     if name is None:
-        text = raw.strip().replace("\\", "/")
+        text = raw.strip().replace("\\", "/") if tidy else raw
     else:
         _check_name(name, "path")
         text = name
