@@ -148,18 +148,22 @@ def _review_pull(context: ActionsContext, env: Mapping[str, str]) -> int:
         full=full,
     )
     log(scope.note)
-    review = run_review(
-        ReviewRequest(
-            repo=root,
-            base=base_sha,
-            head=head_sha,
-            config_name=env.get("REVIEWER_CONFIG") or None,
-            only=scope.only,
-            since=scope.since,
-            info=ChangeInfo(info.title, info.body, context.repository),
-        ),
-        events=Progress(),
-    )
+    progress = Progress()
+    try:
+        review = run_review(
+            ReviewRequest(
+                repo=root,
+                base=base_sha,
+                head=head_sha,
+                config_name=env.get("REVIEWER_CONFIG") or None,
+                only=scope.only,
+                since=scope.since,
+                info=ChangeInfo(info.title, info.body, context.repository),
+            ),
+            events=progress,
+        )
+    finally:
+        progress.done()  # its clock stops with the review, before anything is posted
     result = _with_open_findings(review, previous, full)
     report_path = Path(
         env.get("REVIEWER_REPORT") or Path(env.get("RUNNER_TEMP") or ".") / "reviewer-report.json"

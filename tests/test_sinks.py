@@ -107,7 +107,7 @@ ALLOWED_WRITERS = {
     ("reviewer/ci.py", "emit_command"),
     ("reviewer/ci.py", "log"),
     ("reviewer/cli.py", "_write"),
-    ("reviewer/progress.py", "_status"),
+    ("reviewer/progress.py", "_draw"),  # the live line, made by log_line
     ("reviewer/progress.py", "_line"),
     ("reviewer/progress.py", "done"),
     ("reviewer/report/__init__.py", "write_text"),
