@@ -1,5 +1,6 @@
 """The agent loop: the model investigates with the tools until it calls `submit_review`, or a
-budget (turns, tool calls, tokens, wall time) runs out.
+budget of the review (model requests, tool calls, tokens, wall time) runs out. The budgets
+are the review's, shared with every other loop of it (reviewer/budget.py).
 
 The loop never trusts the model: tool calls run in the sandbox, malformed calls and invalid
 findings go back as errors to fix, identical calls are answered from the first result, and
@@ -16,6 +17,7 @@ from typing import Any, Protocol
 
 from pydantic import ValidationError
 
+from reviewer.budget import Reservation, ReviewBudget, spent_tool_calls
 from reviewer.config import Settings
 from reviewer.errors import ToolError
 from reviewer.findings import Usage
@@ -28,6 +30,9 @@ from reviewer.workspace import Workspace
 
 # Room kept free in the context window for the model's reply when max_output_tokens is unset.
 _REPLY_RESERVE_TOKENS = 4096
+# What a request holds of the token budget for its reply while it is out, when
+# max_output_tokens is unset: replies here are tool calls and a review, rarely longer.
+_REPLY_BUDGET_TOKENS = 2048
 _SHORTENED_CHARS = 400
 _SHORTENED_NOTE = "\n[Shortened to keep the conversation within the context window; call the tool again if you need the rest.]"  # noqa: E501
 # When this share of a budget is used, the model is told to finish.
@@ -71,9 +76,8 @@ class Agent:
     redactor: Redactor
     events: AgentEvents | None = None
     clock: Callable[[], float] = time.monotonic
-    # An absolute deadline (of `clock`) shared with other loops of the same review; else
-    # max_seconds from the start of this loop.
-    deadline: float | None = None
+    # The review's budgets, shared with its other loops; a loop of its own gets a fresh one.
+    budget: ReviewBudget | None = None
 
     def run(self, system: str, task: str) -> AgentOutcome:
         return _Run(self, system, task).loop()
@@ -93,9 +97,11 @@ class _Run:
         self.transcript: list[dict[str, Any]] = [
             {"type": "message", "message": m} for m in self.messages
         ]
+        self.budget = agent.budget or ReviewBudget(self.settings, clock=agent.clock)
         self.usage = Usage()
         self.turns = 0
         self.tool_calls = 0
+        self.refused_tool_calls = 0
         self.cache: dict[str, str] = {}
         self.shortened: set[int] = set()
         self.warned = False
@@ -107,7 +113,7 @@ class _Run:
         self.last_text = ""
         self.unverified: list[FindingIn] = []
         self.started = agent.clock()
-        self.deadline = agent.deadline or self.started + self.settings.max_seconds
+        self.deadline = self.budget.deadline
 
     # --- the loop ------------------------------------------------------------------------
 
@@ -122,10 +128,8 @@ class _Run:
                 reply = self._ask()
             except ModelError as exc:
                 return self._outcome(None, f"the model failed: {exc}")
-            if reply is None:
-                return self._outcome(
-                    None, "the conversation no longer fits the model's context window"
-                )
+            if isinstance(reply, str):
+                return self._outcome(None, reply)
             self.turns += 1
             self.usage = self.usage + reply.usage
             message = reply.assistant_message()
@@ -140,25 +144,42 @@ class _Run:
                 self._nudge(reply)
                 continue
             self.idle_replies = 0
+            refused_before = self.refused_tool_calls
             submission = self._answer_calls(reply.tool_calls)
             if submission is not None:
                 return self._outcome(submission, "")
-            if self.tool_calls > self.settings.max_tool_calls:
+            if self.refused_tool_calls > refused_before:
                 self.turns_past_tool_budget += 1
             self._maybe_warn()
 
-    def _ask(self) -> Reply | None:
-        """One model request that fits the window; None when nothing more can be shortened."""
+    def _ask(self) -> Reply | str:
+        """One model request that fits the window and the review's budget, or why not."""
         for _attempt in range(2):
             if not self._fit_context():
-                return None
+                break
+            held = self.budget.reserve(
+                estimate_request_tokens(self.messages, self.tools),
+                self.settings.max_output_tokens or _REPLY_BUDGET_TOKENS,
+            )
+            if isinstance(held, str):
+                return held
             try:
-                return self.agent.model.complete(self.messages, self.tools, self.deadline)
+                reply = self._request(held)
             except ContextLengthError:
                 # The estimate was low for this model: shorten everything old and try once more.
                 if not self._shorten_all():
                     raise
-        return None
+                continue
+            return reply
+        return "the conversation no longer fits the model's context window"
+
+    def _request(self, held: Reservation) -> Reply:
+        reply: Reply | None = None
+        try:
+            reply = self.agent.model.complete(self.messages, self.tools, self.deadline)
+            return reply
+        finally:
+            self.budget.settle(held, reply.usage if reply is not None else None)
 
     def _answer_calls(self, calls: tuple[ToolCall, ...]) -> SubmitReview | None:
         accepted: SubmitReview | None = None
@@ -182,10 +203,11 @@ class _Run:
             if self.agent.events:
                 self.agent.events.tool_called(call.name, arguments, True)
             return "[Same call as before; this is its earlier answer.]\n" + self.cache[key]
-        if self.tool_calls > self.settings.max_tool_calls:
+        if not self.budget.take_tool_call():
+            self.refused_tool_calls += 1
             return (
-                f"Error: the tool-call budget ({self.settings.max_tool_calls}) is spent; "
-                "call submit_review now with what you have."
+                f"Error: the review's tool-call budget ({self.settings.max_tool_calls}) is "
+                "spent; call submit_review now with what you have."
             )
         if self.agent.events:
             self.agent.events.tool_called(call.name, arguments, False)
@@ -226,28 +248,16 @@ class _Run:
     # --- budgets and context ---------------------------------------------------------------
 
     def _budget_spent(self) -> str:
-        settings = self.settings
-        if self.turns >= settings.max_turns:
-            return f"the turn budget ({settings.max_turns} model requests) was spent"
-        if self.usage.total_tokens >= settings.max_tokens:
-            return f"the token budget ({settings.max_tokens:,} tokens) was spent"
-        if self.agent.clock() >= self.deadline:
-            return f"the time budget ({settings.max_seconds:.0f} s) was spent"
+        """Time, and a model that keeps asking for tools past the tool-call budget; model
+        requests and tokens are checked as each request reserves its room (_ask)."""
         if self.turns_past_tool_budget > 2:
-            return f"the tool-call budget ({settings.max_tool_calls} calls) was spent"
-        return ""
+            return spent_tool_calls(self.settings)
+        return self.budget.time_spent()
 
     def _maybe_warn(self) -> None:
         if self.warned:
             return
-        settings = self.settings
-        shares = (
-            (self.turns + 1) / settings.max_turns,
-            self.tool_calls / max(settings.max_tool_calls, 1),
-            self.usage.total_tokens / settings.max_tokens,
-            (self.agent.clock() - self.started) / settings.max_seconds,
-        )
-        if max(shares) >= _WRAP_UP_SHARE or self.turns + 1 >= settings.max_turns:
+        if self.budget.share_used() >= _WRAP_UP_SHARE:
             self.warned = True
             self._say(
                 "Your budget for this review is nearly spent. Stop investigating and call "

@@ -57,10 +57,19 @@ class Settings(BaseModel):
     fail_on: FailOn = Field("none", description="Exit 1 when a finding is at or above this.")
 
     # Budgets of the agent loop.
-    max_turns: int = Field(40, ge=1, description="Model requests per review.")
-    max_tool_calls: int = Field(120, ge=0, description="Tool calls per review.")
-    max_tokens: int = Field(2_000_000, ge=1_000, description="Prompt+completion tokens in all.")
-    max_seconds: float = Field(900.0, gt=0, description="Wall time of the review, seconds.")
+    # Each holds for the whole review, every part of a split review spending from it.
+    max_turns: int = Field(
+        40, ge=1, description="Model requests in the whole review, all parts together."
+    )
+    max_tool_calls: int = Field(
+        120, ge=0, description="Tool calls in the whole review, all parts together."
+    )
+    max_tokens: int = Field(
+        2_000_000,
+        ge=1_000,
+        description="Prompt+completion tokens in the whole review, all parts together.",
+    )
+    max_seconds: float = Field(900.0, gt=0, description="Wall time of the whole review, seconds.")
     concurrency: int = Field(
         4, ge=1, le=32, description="Batches of a large change reviewed at the same time."
     )

@@ -16,6 +16,7 @@ import git
 from reviewer import __version__
 from reviewer.agent import Agent, AgentEvents, AgentOutcome
 from reviewer.anchor import merge_duplicates, place, split_reported
+from reviewer.budget import ReviewBudget
 from reviewer.config import Settings, load_settings, require_model_settings, settings_notes
 from reviewer.context import BatchContext, ChangeInfo, build_plan, select_files
 from reviewer.diff import Change, load_change
@@ -188,7 +189,8 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
         )
         return result([], summary)
 
-    deadline = started + settings.max_seconds
+    # One purse for every loop: a budget caps the whole review, however it is split.
+    budget = ReviewBudget(settings, deadline=started + settings.max_seconds)
     # What one loop learns about the server (a parameter it refuses), every loop uses.
     profile = ServerProfile()
 
@@ -208,7 +210,7 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
             validate=lambda submission: _check_submission(submission, change, workspace, counter),
             redactor=redactor,
             events=part_events,
-            deadline=deadline,
+            budget=budget,
         )
         # The diff can hold committed secrets; they must not reach the model either.
         return agent.run(redactor(batch.system), redactor(batch.task))

@@ -282,7 +282,7 @@ def test_a_model_that_never_submits_is_incomplete(
         warned = any("nearly spent" in (m.get("content") or "") for m in llm.bodies[-1]["messages"])
     assert code == 2 and requests == 3 and warned
     assert report["status"] == "incomplete"
-    assert "turn budget" in report["incomplete_reason"]
+    assert "model-request budget (max_turns = 3)" in report["incomplete_reason"]
     assert "review incomplete" in capsys.readouterr().err
 
 
