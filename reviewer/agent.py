@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -37,6 +38,8 @@ _SHORTENED_CHARS = 400
 _SHORTENED_NOTE = "\n[Shortened to keep the conversation within the context window; call the tool again if you need the rest.]"  # noqa: E501
 # When this share of a budget is used, the model is told to finish.
 _WRAP_UP_SHARE = 0.85
+# Tools of one reply run at the same time, at most this many.
+_TOOL_WORKERS = 8
 # Replies in a row without a usable tool call before the loop gives up on the model.
 _MAX_IDLE_REPLIES = 4
 
@@ -182,38 +185,68 @@ class _Run:
             self.budget.settle(held, reply.usage if reply is not None else None)
 
     def _answer_calls(self, calls: tuple[ToolCall, ...]) -> SubmitReview | None:
+        """Answer every call of one reply, in order. The tools a reply asks for run at the
+        same time (a model often asks for several files at once, and git tools wait on
+        processes); the answers go back in the order of the calls."""
+        answers = self._run_tools([call for call in calls if call.name != SUBMIT_REVIEW])
         accepted: SubmitReview | None = None
         for call in calls:
             if call.name == SUBMIT_REVIEW:
                 text, accepted_now = self._submit(call)
                 accepted = accepted or accepted_now
             else:
-                text = self._run_tool(call)
+                text = answers.pop(0)
             self.messages.append({"role": "tool", "tool_call_id": call.id, "content": text})
             self._record(
                 "tool_result", {"tool_call_id": call.id, "name": call.name, "content": text}
             )
         return accepted
 
-    def _run_tool(self, call: ToolCall) -> str:
-        arguments = call.arguments_json()
-        key = _cache_key(call)
-        self.tool_calls += 1
-        if key in self.cache:
+    def _run_tools(self, calls: list[ToolCall]) -> list[str]:
+        """The answers to `calls`, in order: from the cache (an identical earlier call, also
+        one earlier in the same reply), refused past the budget, or run (concurrently)."""
+        answers: list[str | None] = [None] * len(calls)
+        first_of: dict[str, int] = {}
+        to_run: list[int] = []
+        for index, call in enumerate(calls):
+            arguments = call.arguments_json()
+            key = _cache_key(call)
+            self.tool_calls += 1
+            repeat = key in self.cache or key in first_of
+            if repeat:
+                if self.agent.events:
+                    self.agent.events.tool_called(call.name, arguments, True)
+                first_of.setdefault(key, -1)
+                continue
+            if not self.budget.take_tool_call():
+                self.refused_tool_calls += 1
+                answers[index] = (
+                    f"Error: the review's tool-call budget ({self.settings.max_tool_calls}) is "
+                    "spent; call submit_review now with what you have."
+                )
+                continue
             if self.agent.events:
-                self.agent.events.tool_called(call.name, arguments, True)
-            return "[Same call as before; this is its earlier answer.]\n" + self.cache[key]
-        if not self.budget.take_tool_call():
-            self.refused_tool_calls += 1
-            return (
-                f"Error: the review's tool-call budget ({self.settings.max_tool_calls}) is "
-                "spent; call submit_review now with what you have."
-            )
-        if self.agent.events:
-            self.agent.events.tool_called(call.name, arguments, False)
-        result = run_tool(call.name, call.arguments, self.agent.workspace, self.agent.redactor)
-        self.cache[key] = result.text
-        return result.text
+                self.agent.events.tool_called(call.name, arguments, False)
+            first_of[key] = index
+            to_run.append(index)
+        for index, text in zip(to_run, self._execute([calls[i] for i in to_run]), strict=True):
+            answers[index] = text
+            self.cache[_cache_key(calls[index])] = text
+        for index, call in enumerate(calls):
+            if answers[index] is None:
+                earlier = self.cache[_cache_key(call)]
+                answers[index] = "[Same call as before; this is its earlier answer.]\n" + earlier
+        return [text or "" for text in answers]
+
+    def _execute(self, calls: list[ToolCall]) -> list[str]:
+        def one(call: ToolCall) -> str:
+            workspace, redactor = self.agent.workspace, self.agent.redactor
+            return run_tool(call.name, call.arguments, workspace, redactor).text
+
+        if len(calls) <= 1:
+            return [one(call) for call in calls]
+        with ThreadPoolExecutor(max_workers=min(len(calls), _TOOL_WORKERS)) as pool:
+            return list(pool.map(one, calls))
 
     def _submit(self, call: ToolCall) -> tuple[str, SubmitReview | None]:
         try:

@@ -239,10 +239,34 @@ def _summary(runs: list[tuple[BatchContext, AgentOutcome]]) -> str:
 
 
 def _reasons(runs: list[tuple[BatchContext, AgentOutcome]]) -> str:
+    """Why the review is incomplete, one clause per distinct reason: a spent budget stops
+    every part still to run, and a hundred parts must not make a hundred clauses."""
     failed = [(n, b, o) for n, (b, o) in enumerate(runs, 1) if o.submission is None]
     if len(runs) == 1:
         return failed[0][2].stop_reason if failed else ""
-    return "; ".join(f"part {n} ({b.label}): {o.stop_reason}" for n, b, o in failed)
+    by_reason: dict[str, list[tuple[int, BatchContext]]] = {}
+    for number, batch, outcome in failed:
+        by_reason.setdefault(outcome.stop_reason, []).append((number, batch))
+    clauses = []
+    for reason, parts in by_reason.items():
+        if len(parts) == 1:
+            number, batch = parts[0]
+            clauses.append(f"part {number} ({batch.label}): {reason}")
+        else:
+            numbers = _number_ranges([number for number, _ in parts])
+            clauses.append(f"{len(parts)} parts ({numbers} of {len(runs)}): {reason}")
+    return "; ".join(clauses)
+
+
+def _number_ranges(numbers: list[int]) -> str:
+    """[1, 2, 3, 7, 9, 10] -> "1-3, 7, 9-10"."""
+    spans: list[list[int]] = []
+    for number in sorted(numbers):
+        if spans and number == spans[-1][1] + 1:
+            spans[-1][1] = number
+        else:
+            spans.append([number, number])
+    return ", ".join(f"{a}-{b}" if a != b else str(a) for a, b in spans)
 
 
 def _transcript(

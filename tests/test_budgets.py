@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -85,7 +86,9 @@ def test_max_turns_holds_for_the_whole_review(
         sent = len(llm.bodies)
     assert code == 2 and report["status"] == "incomplete"
     assert sent == parts + 2 == report["usage"]["requests"]
-    assert "max_turns" in report["incomplete_reason"]
+    reason = report["incomplete_reason"]
+    # One clause for the parts the budget stopped, not one per part.
+    assert reason.count("model-request budget") == 1 and " parts (" in reason, reason
     skipped = [f for f in report["files"] if not f["reviewed"]]
     assert skipped and all("max_turns" in f["reason"] for f in skipped)
 
@@ -156,3 +159,33 @@ def test_a_failed_request_releases_its_reservation() -> None:
     assert not isinstance(budget.reserve(1, 1), str)
     refused = budget.reserve(1, 1)
     assert isinstance(refused, str) and "max_turns = 3" in refused and budget.requests == 3
+
+
+def test_the_tools_of_one_reply_run_at_the_same_time_and_answer_in_order(
+    split_change: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import reviewer.agent
+
+    real = reviewer.agent.run_tool
+
+    def slow(*args: Any, **kwargs: Any) -> Any:
+        time.sleep(0.5)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(reviewer.agent, "run_tool", slow)
+    monkeypatch.setenv("REVIEWER_CONTEXT_WINDOW", "128000")  # one part
+    paths = [f"pkg{d}/mod0.py" for d in range(4)]
+    calls = [tool_call("read_file_lines", {"path": p, "startLine": 1, "endLine": 1}) for p in paths]
+    calls.append(calls[0])  # the same call twice in one reply: answered from the first
+    submit = reply(tool_calls=[tool_call("submit_review", {"summary": "ok", "findings": []})])
+    with FakeLLM([reply(tool_calls=calls), submit]) as llm:
+        started = time.monotonic()
+        code, _report = review(split_change, llm, tmp_path, monkeypatch)
+        elapsed = time.monotonic() - started
+        answers = [m["content"] for m in llm.bodies[1]["messages"] if m["role"] == "tool"]
+    assert code == 0
+    assert elapsed < 1.5  # four tools of 0.5 s each, at once
+    assert [a.split(": ", 1)[1] for a in answers[:4]] == [
+        body(120, f"p{d}m0").splitlines()[0] for d in range(4)
+    ]
+    assert answers[4].startswith("[Same call as before") and answers[4].endswith(answers[0])

@@ -1,0 +1,364 @@
+"""Cost and speed of the review harness on real history (sympy), with scripted models. Not a
+test; every figure is a median of `--runs`, and ratios are against `git diff` measured in
+the same run.
+
+    .venv/bin/python bench/bench_sympy.py --sympy PATH [--runs N] [--range A..B]...
+
+PATH is a clone of https://github.com/sympy/sympy with its tags (bench/README.md says how).
+
+1. Harness: `reviewer review --base A --head B` as a process, with a model that submits at
+   once, against `git diff A...B`: wall time, peak memory (max RSS), prompt characters sent
+   per byte of `git diff` output, model requests.
+2. Token budget: the same range with `REVIEWER_MAX_TOKENS=1000000` and a model that reads
+   two files before it submits, each reply reporting its usage as OpenAI would (prompt
+   tokens estimated from the request): what was spent against the budget.
+3. Prompt caching: with that model, the share of each request's prompt (the JSON of its
+   messages and tools) that is a byte-identical prefix of the previous request of the same
+   loop, summed over the review.
+4. Concurrency: 8 parts, a model that takes 2 s per reply, at concurrency 4: wall time
+   against the ideal. Twice: a model that submits at once (ideal 2 rounds x 2 s = 4 s), and
+   one whose first reply asks for four tools in one turn (ideal 2 x 2 x 2 s = 8 s).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from reviewer.testing import FakeLLM, reply, tool_call
+
+DEFAULT_RANGES = ("sympy-1.13.0..sympy-1.14.0", "sympy-1.9..sympy-1.12", "sympy-1.5..sympy-1.14.0")
+
+
+def measure(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float, int]:
+    """Wall seconds, peak RSS in MB, and the exit code of one process."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(
+        argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    _pid, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - started
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode not in (0, 1, 2):
+        raise SystemExit(f"{argv} failed: {proc.stderr.read().decode()[-800:]}")  # type: ignore[union-attr]
+    return elapsed, usage.ru_maxrss / 1024, proc.returncode
+
+
+def git_diff(repo: Path, base: str, head: str) -> tuple[float, float, int]:
+    """Seconds, MB and output bytes of `git diff base...head`."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(
+        ["git", "diff", f"{base}...{head}"],
+        cwd=repo,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    size = 0
+    assert proc.stdout is not None
+    while chunk := proc.stdout.read(1 << 20):
+        size += len(chunk)
+    _pid, _status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = 0
+    return time.perf_counter() - started, usage.ru_maxrss / 1024, size
+
+
+# Budgets out of the way, except where a benchmark sets one: these measure the harness.
+UNBOUNDED = {
+    "REVIEWER_MAX_TURNS": "100000",
+    "REVIEWER_MAX_TOOL_CALLS": "100000",
+    "REVIEWER_MAX_TOKENS": "1000000000",
+    "REVIEWER_MAX_SECONDS": "3600",
+}
+
+
+def review_env(base_url: str, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("REVIEWER_", "OPENAI_"))}
+    env.update(
+        OPENAI_BASE_URL=base_url,
+        OPENAI_API_KEY="bench",
+        REVIEWER_MODEL="fake-model",
+        NO_PROXY="127.0.0.1",
+        **{**UNBOUNDED, **extra},
+    )
+    return env
+
+
+def review_argv(base: str, head: str, report: Path) -> list[str]:
+    return [
+        sys.executable, "-m", "reviewer", "review", "--base", base, "--head", head,
+        "--quiet", "--format", f"json={report}",
+    ]  # fmt: skip
+
+
+def submit() -> dict[str, Any]:
+    return reply(tool_calls=[tool_call("submit_review", {"summary": "ok", "findings": []})])
+
+
+def instant(_request: dict[str, Any]) -> dict[str, Any]:
+    return submit()
+
+
+def first_path(request: dict[str, Any]) -> str:
+    task = request["messages"][1]["content"]
+    diff = task.split("## The diff", 1)[-1]
+    return diff.split("\n### ", 1)[1].split(" (", 1)[0] if "\n### " in diff else "README.md"
+
+
+def reader(reads: int) -> Any:
+    """A model that reads the part's first file `reads` times (different ranges), then submits."""
+
+    def step(request: dict[str, Any]) -> dict[str, Any]:
+        done = sum(1 for m in request["messages"] if m["role"] == "tool")
+        if done < reads:
+            args = {
+                "path": first_path(request),
+                "startLine": 1 + 40 * done,
+                "endLine": 40 * (done + 1),
+            }
+            return reply(tool_calls=[tool_call("read_file_lines", args)])
+        return submit()
+
+    return step
+
+
+def prompt_chars(bodies: list[dict[str, Any]]) -> int:
+    return sum(len(m.get("content") or "") for body in bodies for m in body["messages"])
+
+
+def common_prefix(a: str, b: str) -> int:
+    """Length of the common prefix, by bisection on slice equality (C speed)."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[:middle] == b[:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def prefix_share(bodies: list[dict[str, Any]]) -> float:
+    """Σ common prefix with the previous request of the same loop / Σ request size."""
+    last: dict[str, str] = {}
+    shared = total = 0
+    for body in bodies:
+        text = json.dumps([body["tools"], body["messages"]], ensure_ascii=False)
+        loop = body["messages"][1]["content"][:2000]
+        before = last.get(loop)
+        if before is not None:
+            shared += common_prefix(before, text)
+            total += len(text)
+        last[loop] = text
+    return shared / total if total else 1.0
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values)
+
+
+def bench_range(repo: Path, spec: str, runs: int, work: Path) -> dict[str, Any]:
+    base, head = spec.split("..")
+    diffs = [git_diff(repo, base, head) for _ in range(runs)]
+    row: dict[str, Any] = {
+        "range": spec,
+        "git_s": median([d[0] for d in diffs]),
+        "git_mb": max(d[1] for d in diffs),
+        "diff_bytes": diffs[0][2],
+    }
+    times, mems = [], []
+    for _ in range(runs):
+        with FakeLLM([instant], on_exhausted="repeat_last") as llm:
+            seconds, mb, code = measure(
+                review_argv(base, head, work / "r.json"), review_env(llm.base_url), repo
+            )
+            bodies = llm.bodies
+        report = json.loads((work / "r.json").read_text())
+        assert code == 0 and report["status"] == "complete", report["incomplete_reason"]
+        times.append(seconds)
+        mems.append(mb)
+    row.update(
+        review_s=median(times),
+        review_mb=max(mems),
+        requests=len(bodies),
+        files=len(report["files"]),
+        prompt_chars=prompt_chars(bodies),
+    )
+    return row
+
+
+def bench_budget(repo: Path, spec: str, work: Path) -> dict[str, Any]:
+    base, head = spec.split("..")
+    with FakeLLM([reader(2)], on_exhausted="repeat_last") as llm:
+        env = review_env(llm.base_url, REVIEWER_MAX_TOKENS="1000000")
+        _s, _mb, code = measure(review_argv(base, head, work / "b.json"), env, repo)
+        bodies = llm.bodies
+    report = json.loads((work / "b.json").read_text())
+    return {
+        "range": spec,
+        "exit": code,
+        "spent": report["usage"]["total_tokens"],
+        "requests": report["usage"]["requests"],
+        "reviewed": sum(f["reviewed"] for f in report["files"]),
+        "files": len(report["files"]),
+        "prefix_share": prefix_share(bodies),
+    }
+
+
+def bench_cache(repo: Path, spec: str, work: Path) -> float:
+    base, head = spec.split("..")
+    with FakeLLM([reader(4)], on_exhausted="repeat_last") as llm:
+        env = review_env(llm.base_url)
+        _s, _mb, code = measure(review_argv(base, head, work / "c.json"), env, repo)
+        assert code == 0, json.loads((work / "c.json").read_text())["incomplete_reason"]
+        return prefix_share(llm.bodies)
+
+
+def eight_parts(work: Path) -> Path:
+    repo = work / "eight"
+    if (repo / ".git").is_dir():
+        return repo
+    repo.mkdir(parents=True)
+    run = lambda *a: subprocess.run(["git", *a], cwd=repo, check=True, capture_output=True)  # noqa: E731
+    run("init", "-q", "-b", "main")
+    run("-c", "user.name=b", "-c", "user.email=b@x", "commit", "-q", "--allow-empty", "-m", "base")
+    run("checkout", "-q", "-b", "eight")
+    for n in range(8):
+        path = repo / f"part{n}" / "big.py"
+        path.parent.mkdir()
+        path.write_text(
+            "".join(f"def f{n}_{i}(value):\n    return value * {i}\n" for i in range(150))
+        )
+    run("add", "-A")
+    run("-c", "user.name=b", "-c", "user.email=b@x", "commit", "-q", "-m", "eight parts")
+    return repo
+
+
+def four_tools_then_submit(request: dict[str, Any]) -> dict[str, Any]:
+    if any(m["role"] == "tool" for m in request["messages"]):
+        return submit()
+    path = first_path(request)
+    calls = [
+        tool_call(
+            "read_file_lines", {"path": path, "startLine": 1 + 50 * n, "endLine": 50 * (n + 1)}
+        )
+        for n in range(2)
+    ] + [
+        tool_call("get_git_log", {"path": path}),
+        tool_call("get_git_blame", {"path": path, "startLine": 1, "endLine": 40}),
+    ]
+    return reply(tool_calls=calls)
+
+
+def bench_concurrency(work: Path, runs: int, model: Any, replies: int) -> dict[str, Any]:
+    repo = eight_parts(work)
+    times = []
+    for _ in range(runs):
+        with FakeLLM([lambda r: {"delay": 2.0, **model(r)}], on_exhausted="repeat_last") as llm:
+            env = review_env(llm.base_url, REVIEWER_CONTEXT_WINDOW="9000", REVIEWER_CONCURRENCY="4")
+            seconds, _mb, code = measure(review_argv("main", "eight", work / "e.json"), env, repo)
+            requests = len(llm.bodies)
+        report = json.loads((work / "e.json").read_text())
+        assert code == 0, report["incomplete_reason"]
+        times.append(seconds)
+    parts = requests // replies
+    ideal = 2.0 * replies * -(-parts // 4)
+    return {"parts": parts, "requests": requests, "wall_s": median(times), "ideal_s": ideal}
+
+
+def table(title: str, header: list[str], rows: list[list[str]]) -> None:
+    """A Markdown table; the first column left-aligned, the rest right-aligned."""
+    print(f"\n#### {title}\n")
+    print("| " + " | ".join(header) + " |")
+    print("|---|" + "---:|" * (len(header) - 1))
+    for row in rows:
+        print("| " + " | ".join(row) + " |", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sympy", type=Path, required=True, help="a clone of sympy with tags")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--range", action="append", dest="ranges", help="A..B (repeatable)")
+    parser.add_argument(
+        "--skip", action="append", default=[], choices=["harness", "budget", "cache", "concurrency"]
+    )
+    args = parser.parse_args()
+    repo = args.sympy.resolve()
+    ranges = args.ranges or list(DEFAULT_RANGES)
+    version = sys.version.split()[0]
+    print(f"machine: nproc {os.cpu_count()}, Python {version}; runs per case: {args.runs}")
+    with tempfile.TemporaryDirectory(prefix="reviewer-bench-") as temp:
+        work = Path(temp)
+        if "harness" not in args.skip:
+            rows = []
+            for spec in ranges:
+                row = bench_range(repo, spec, args.runs, work)
+                allowed = 60 + 3 * row["diff_bytes"] / (1 << 20)
+                rows.append(
+                    [
+                        spec,
+                        f"{row['files']:,}",
+                        f"{row['diff_bytes'] / (1 << 20):.1f}",
+                        f"{row['git_s']:.2f}",
+                        f"{row['review_s']:.2f}",
+                        f"{row['review_s'] / row['git_s']:.1f}x",
+                        f"{row['review_mb']:.0f}",
+                        f"{allowed:.0f}",
+                        f"{row['prompt_chars'] / row['diff_bytes']:.2f}",
+                        str(row["requests"]),
+                    ]
+                )
+            header = ["range", "files", "diff MiB", "git diff s", "review s", "ratio"]
+            header += ["peak MB", "MB allowed", "prompt chars / diff byte", "requests"]
+            table("Harness (instant model)", header, rows)
+        spec = "sympy-1.9..sympy-1.12"
+        if "budget" not in args.skip:
+            row = bench_budget(repo, spec, work)
+            cells = [spec, str(row["exit"]), f"{row['spent']:,}", f"{row['spent'] / 1e6:.2f}"]
+            cells += [str(row["requests"]), f"{row['reviewed']:,} of {row['files']:,}"]
+            header = ["range", "exit", "tokens spent", "spent / budget", "requests", "reviewed"]
+            table("Token budget 1,000,000 (a model that reads two files per part)", header, [cells])
+        if "cache" not in args.skip:
+            cache_range = "sympy-1.13.0..sympy-1.14.0"
+            share = bench_cache(repo, cache_range, work)
+            table(
+                "Prompt caching (a model that reads four files per part)",
+                ["range", "prompt that is a byte-identical prefix of the loop's previous request"],
+                [[cache_range, f"{share:.1%}"]],
+            )
+        if "concurrency" not in args.skip:
+            rows = []
+            for name, model, replies in (
+                ("submits at once", instant, 1),
+                ("four tools in one turn, then submits", four_tools_then_submit, 2),
+            ):
+                row = bench_concurrency(work, args.runs, model, replies)
+                rows.append(
+                    [
+                        name,
+                        str(row["parts"]),
+                        str(row["requests"]),
+                        f"{row['wall_s']:.2f}",
+                        f"{row['ideal_s']:.0f}",
+                        f"{row['wall_s'] / row['ideal_s']:.2f}x",
+                    ]
+                )
+            table(
+                "Concurrency: 8 parts, 2 s per reply, concurrency 4",
+                ["model", "parts", "requests", "wall s", "ideal s", "wall / ideal"],
+                rows,
+            )
+
+
+if __name__ == "__main__":
+    threading.excepthook = lambda args: None  # a fake server's thread at exit is not news
+    main()
