@@ -152,7 +152,7 @@ def prefix_share(bodies: list[dict[str, Any]]) -> float:
     shared = total = 0
     for body in bodies:
         text = json.dumps([body["tools"], body["messages"]], ensure_ascii=False)
-        loop = body["messages"][1]["content"][:2000]
+        loop = body["messages"][1]["content"]  # the task: one per loop
         before = last.get(loop)
         if before is not None:
             shared += common_prefix(before, text)
@@ -263,7 +263,9 @@ def bench_concurrency(work: Path, runs: int, model: Any, replies: int) -> dict[s
     times = []
     for _ in range(runs):
         with FakeLLM([lambda r: {"delay": 2.0, **model(r)}], on_exhausted="repeat_last") as llm:
-            env = review_env(llm.base_url, REVIEWER_CONTEXT_WINDOW="9000", REVIEWER_CONCURRENCY="4")
+            env = review_env(
+                llm.base_url, REVIEWER_CONTEXT_WINDOW="12000", REVIEWER_CONCURRENCY="4"
+            )
             seconds, _mb, code = measure(review_argv("main", "eight", work / "e.json"), env, repo)
             requests = len(llm.bodies)
         report = json.loads((work / "e.json").read_text())

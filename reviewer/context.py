@@ -8,10 +8,12 @@ silently. Nothing from the process environment is passed to a template.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
-from jinja2 import ChoiceLoader, DictLoader, FileSystemLoader, StrictUndefined
+from jinja2 import ChoiceLoader, DictLoader, FileSystemLoader, StrictUndefined, Template
 from jinja2.sandbox import SandboxedEnvironment
 
 from reviewer.batching import Piece, plan_batches
@@ -161,12 +163,17 @@ def _describe(file: FileChange) -> str:
 
 @dataclass(frozen=True)
 class BatchContext:
-    """The two messages of one agent loop, and what it covers."""
+    """The two messages of one agent loop, and what it covers. The task (the diff) is
+    rendered on demand: a large change's batches are not all held in memory at once."""
 
     system: str
-    task: str
+    render_task: Callable[[], str]
     label: str
     paths: tuple[str, ...]
+
+    @property
+    def task(self) -> str:
+        return self.render_task()
 
 
 @dataclass(frozen=True)
@@ -175,8 +182,14 @@ class ReviewPlan:
     coverage: tuple[FileCoverage, ...]
 
 
-# The file list shown in every batch, for orientation; past this it is cut with a count.
+# What each batch is told of the change's files: its own files in full (a file a line); the
+# files of the other parts as directories with counts, at most MAX_OTHER_DIRS lines; the
+# files not reviewed (lock files, vendored code, ...) with their reason, at most
+# MAX_SKIPPED_LISTED. The tools answer the rest. Bounded, so a batch's room goes to its diff.
 MAX_LISTED_FILES = 1000
+MAX_OTHER_DIRS = 30
+MAX_SKIPPED_LISTED = 50
+
 # A diff budget never goes below this, whatever the rest of the message takes.
 _MIN_DIFF_CHARS = 4000
 
@@ -194,6 +207,7 @@ def build_plan(
     coverage = select_files(change, settings)
     files = {f.path: f for f in change.files}
     reviewed = [files[c.path] for c in coverage if c.reviewed]
+    skipped = [c for c in coverage if not c.reviewed]
     environment = _environment(root, config_revision)
     values = {
         "repository": info.repository,
@@ -201,10 +215,9 @@ def build_plan(
         "title": info.title,
         "description": info.description,
         "instructions": settings.instructions.strip(),
-        # Names as the tools print them (quote_path), so the model meets one spelling of a
-        # name everywhere, and a name that is not UTF-8 can be sent at all.
-        "files": [replace(c, path=quote_path(c.path)) for c in coverage[:MAX_LISTED_FILES]],
-        "more_files": max(0, len(coverage) - MAX_LISTED_FILES),
+        "files": [],
+        "other_files": [],
+        "more_files": 0,
         "fence": _fence_for(info.description + info.title),
         "batch": "",
     }
@@ -220,9 +233,15 @@ def build_plan(
         )
     ) + len(system)
     budget = max(
-        _MIN_DIFF_CHARS, int(settings.context_window * TASK_SHARE * CHARS_PER_TOKEN) - fixed
+        _MIN_DIFF_CHARS,
+        int(settings.context_window * TASK_SHARE * CHARS_PER_TOKEN)
+        - fixed
+        - _listing_allowance(reviewed, skipped),
     )
-    batches = plan_batches(reviewed, budget, lambda piece: len(render_piece(piece, budget)))
+    batches = plan_batches(
+        reviewed, budget, lambda piece: len(render_piece(piece, budget)) + _listed_size(piece)
+    )
+    by_path = {c.path: c for c in coverage}
     contexts = []
     for number, batch in enumerate(batches, 1):
         note = ""
@@ -232,22 +251,93 @@ def build_plan(
                 f"parts. This is part {number}, with: {batch.label}. Review the files of this "
                 "part; the others are reviewed separately (you can still read any file)."
             )
-        rendered = "\n\n".join(render_piece(piece, budget) for piece in batch.pieces)
+        own = [by_path[path] for path in batch.paths]
+        listed, more = _bounded(own, skipped, single=len(batches) == 1)
         batch_values = {
             **values,
             "batch": note,
-            "diff": rendered,
+            # Names as the tools print them (quote_path): the model meets one spelling of a
+            # name everywhere, and a name that is not UTF-8 can be sent at all.
+            "files": [replace(c, path=quote_path(c.path)) for c in listed],
+            "other_files": _other_directories(reviewed, set(batch.paths)),
+            "more_files": more,
             "path_instructions": _path_instructions(settings, batch.paths),
         }
         contexts.append(
             BatchContext(
                 system=system,
-                task=task.render(batch_values),
+                render_task=_task_renderer(task, batch_values, batch.pieces, budget),
                 label=batch.label,
                 paths=tuple(batch.paths),
             )
         )
     return ReviewPlan(tuple(contexts), tuple(coverage))
+
+
+def _task_renderer(
+    task: Template, values: dict[str, Any], pieces: tuple[Piece, ...], budget: int
+) -> Callable[[], str]:
+    """The batch's first message, rendered when its loop starts: the diffs of all batches
+    are never held at once."""
+
+    def render() -> str:
+        diff = "\n\n".join(render_piece(piece, budget) for piece in pieces)
+        return task.render({**values, "diff": diff})
+
+    return render
+
+
+def _listing_allowance(reviewed: list[FileChange], skipped: list[FileCoverage]) -> int:
+    """Room every batch holds for its bounded lists: the files not reviewed, and the other
+    parts' directories (a batch's own file lines are counted with its pieces)."""
+    skipped_size = sum(len(quote_path(c.path)) + len(c.reason) + 40 for c in skipped)
+    directories = {f.path.rsplit("/", 1)[0] if "/" in f.path else "" for f in reviewed}
+    widest = max((len(quote_path(d)) for d in directories), default=0)
+    return (
+        min(skipped_size, MAX_SKIPPED_LISTED * 200)
+        + min(len(directories), MAX_OTHER_DIRS) * (widest + 30)
+        + 120
+    )
+
+
+def _listed_size(piece: Piece) -> int:
+    """What a file's line in the batch's file list costs (counted once per piece)."""
+    return len(quote_path(piece.file.path)) + 40
+
+
+def _bounded(
+    own: list[FileCoverage], skipped: list[FileCoverage], *, single: bool
+) -> tuple[list[FileCoverage], int]:
+    """The files a batch lists one a line, and how many more there are unlisted."""
+    if single:
+        shown = [*own, *skipped[:MAX_SKIPPED_LISTED]][:MAX_LISTED_FILES]
+        return shown, len(own) + len(skipped) - len(shown)
+    shown_skipped = skipped[:MAX_SKIPPED_LISTED]
+    return [*own, *shown_skipped], len(skipped) - len(shown_skipped)
+
+
+def _other_directories(reviewed: list[FileChange], own: set[str]) -> list[tuple[str, int]]:
+    """The reviewed files of the other parts as (directory, number of files), at most
+    MAX_OTHER_DIRS entries: directories are folded into their parents until they fit."""
+    others = [f.path for f in reviewed if f.path not in own]
+    if not others:
+        return []
+    depth = max(p.count("/") for p in others)
+    while True:
+        counts: dict[str, int] = {}
+        for path in others:
+            parts = path.split("/")[:-1][:depth]
+            key = "/".join(parts) + "/" if parts else "./"
+            counts[key] = counts.get(key, 0) + 1
+        if len(counts) <= MAX_OTHER_DIRS or depth == 0:
+            break
+        depth -= 1
+    ordered = sorted(counts.items())
+    if len(ordered) > MAX_OTHER_DIRS:  # even the top level is too wide: the biggest, then the rest
+        ordered.sort(key=lambda item: -item[1])
+        rest = sum(count for _, count in ordered[MAX_OTHER_DIRS - 1 :])
+        ordered = [*sorted(ordered[: MAX_OTHER_DIRS - 1]), ("(elsewhere)", rest)]
+    return [(quote_path(d) if d not in ("./", "(elsewhere)") else d, n) for d, n in ordered]
 
 
 def render_piece(piece: Piece, budget: int) -> str:

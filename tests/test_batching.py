@@ -235,3 +235,35 @@ def test_progress_of_a_split_review_is_labelled_by_part(
     lines = [line for line in capsys.readouterr().err.splitlines() if " turn " in line]
     parts = {line.split(" · ")[0] for line in lines}
     assert len(parts) >= 2 and all(re.match(r"reviewer: part \d+/\d+ \(", p) for p in parts)
+
+
+def test_each_part_lists_its_own_files_and_the_rest_by_directory(
+    repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    files = {
+        f"pkg{d}/sub{n % 2}/mod{n}.py": body(60, f"p{d}m{n}") for d in range(8) for n in range(6)
+    }
+    files.update({f"vendor/lib{n}.py": "x = 1\n" for n in range(70)})
+    make_change(repo, files)
+    split_review_env(monkeypatch, REVIEWER_CONCURRENCY="2")
+    with FakeLLM([submit_for_task], on_exhausted="repeat_last") as llm:
+        monkeypatch.setenv("OPENAI_BASE_URL", llm.base_url)
+        args = ["review", "--repo", str(repo.root), "--base", "main", "--quiet"]
+        assert main([*args, "--format", f"json={tmp_path / 'r.json'}"]) == 0
+        tasks = [b["messages"][1]["content"] for b in llm.bodies]
+    assert len(tasks) >= 3
+    reviewed = {p for p in files if not p.startswith("vendor/")}
+    listed_everywhere: list[str] = []
+    for task in tasks:
+        section = task.split("## Files of the change", 1)[1].split("## The diff", 1)[0]
+        own = re.findall(r"^- `(pkg[^`]+)` \(added\)$", section, re.M)
+        shown = set(re.findall(r"^### (\S+) \(", task.split("## The diff", 1)[1], re.M))
+        assert set(own) == shown  # a part lists exactly the files it shows
+        listed_everywhere += own
+        others = re.findall(r"^- `([^`]+)`: (\d+) files?$", section, re.M)
+        assert 0 < len(others) <= 30
+        assert sum(int(n) for _, n in others) == len(reviewed) - len(own)
+        # Skipped files are listed with their reason, at most 50, then counted.
+        assert len(re.findall(r"not shown, vendored code", section)) == 50
+        assert "- … and 20 more files." in section
+    assert sorted(listed_everywhere) == sorted(reviewed)
