@@ -159,6 +159,7 @@ def _review_pull(context: ActionsContext, env: Mapping[str, str]) -> int:
                 only=scope.only,
                 since=scope.since,
                 info=ChangeInfo(info.title, info.body, context.repository),
+                keep_transcript=False,
             ),
             events=progress,
         )

@@ -81,6 +81,8 @@ class Agent:
     clock: Callable[[], float] = time.monotonic
     # The review's budgets, shared with its other loops; a loop of its own gets a fresh one.
     budget: ReviewBudget | None = None
+    # Keep the messages for a transcript (else only the transcript's end marks are kept).
+    record: bool = True
 
     def run(self, system: str, task: str) -> AgentOutcome:
         return _Run(self, system, task).loop()
@@ -97,9 +99,9 @@ class _Run:
             {"role": "system", "content": system},
             {"role": "user", "content": task},
         ]
-        self.transcript: list[dict[str, Any]] = [
-            {"type": "message", "message": m} for m in self.messages
-        ]
+        self.transcript: list[dict[str, Any]] = (
+            [{"type": "message", "message": m} for m in self.messages] if agent.record else []
+        )
         self.budget = agent.budget or ReviewBudget(self.settings, clock=agent.clock)
         self.usage = Usage()
         self.turns = 0
@@ -368,6 +370,8 @@ class _Run:
     # --- results -----------------------------------------------------------------------
 
     def _record(self, kind: str, payload: dict[str, Any], usage: Usage | None = None) -> None:
+        if not self.agent.record:
+            return
         entry: dict[str, Any] = {
             "type": kind,
             "elapsed": round(self.agent.clock() - self.started, 3),

@@ -160,6 +160,7 @@ def _review_command(args: argparse.Namespace) -> int:
                 uncommitted=args.uncommitted,
                 flags={"model": args.model, "fail_on": args.fail_on},
                 config_path=args.config,
+                keep_transcript=args.transcript is not None,
             ),
             events=progress,
         )

@@ -8,7 +8,7 @@ silently. Nothing from the process environment is passed to a template.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -242,6 +242,7 @@ def build_plan(
         reviewed, budget, lambda piece: len(render_piece(piece, budget)) + _listed_size(piece)
     )
     by_path = {c.path: c for c in coverage}
+    directories = _Directories(reviewed)
     contexts = []
     for number, batch in enumerate(batches, 1):
         note = ""
@@ -259,7 +260,7 @@ def build_plan(
             # Names as the tools print them (quote_path): the model meets one spelling of a
             # name everywhere, and a name that is not UTF-8 can be sent at all.
             "files": [replace(c, path=quote_path(c.path)) for c in listed],
-            "other_files": _other_directories(reviewed, set(batch.paths)),
+            "other_files": directories.others(set(batch.paths)),
             "more_files": more,
             "path_instructions": _path_instructions(settings, batch.paths),
         }
@@ -316,28 +317,43 @@ def _bounded(
     return [*own, *shown_skipped], len(skipped) - len(shown_skipped)
 
 
-def _other_directories(reviewed: list[FileChange], own: set[str]) -> list[tuple[str, int]]:
-    """The reviewed files of the other parts as (directory, number of files), at most
-    MAX_OTHER_DIRS entries: directories are folded into their parents until they fit."""
-    others = [f.path for f in reviewed if f.path not in own]
-    if not others:
-        return []
-    depth = max(p.count("/") for p in others)
-    while True:
+class _Directories:
+    """How many reviewed files each directory holds, at every depth, counted once for the
+    whole change; a batch's view of the other parts subtracts its own files (so a change of
+    2,000 files in 200 parts is not counted 200 times over)."""
+
+    def __init__(self, reviewed: list[FileChange]) -> None:
+        self.parts = {f.path: f.path.split("/")[:-1] for f in reviewed}
+        self.depth = max((len(p) for p in self.parts.values()), default=0)
+        self.counts = [self._count(self.parts.values(), depth) for depth in range(self.depth + 1)]
+
+    @staticmethod
+    def _count(all_parts: Iterable[list[str]], depth: int) -> dict[str, int]:
         counts: dict[str, int] = {}
-        for path in others:
-            parts = path.split("/")[:-1][:depth]
-            key = "/".join(parts) + "/" if parts else "./"
+        for parts in all_parts:
+            key = "/".join(parts[:depth]) + "/" if parts[:depth] else "./"
             counts[key] = counts.get(key, 0) + 1
-        if len(counts) <= MAX_OTHER_DIRS or depth == 0:
-            break
-        depth -= 1
-    ordered = sorted(counts.items())
-    if len(ordered) > MAX_OTHER_DIRS:  # even the top level is too wide: the biggest, then the rest
-        ordered.sort(key=lambda item: -item[1])
-        rest = sum(count for _, count in ordered[MAX_OTHER_DIRS - 1 :])
-        ordered = [*sorted(ordered[: MAX_OTHER_DIRS - 1]), ("(elsewhere)", rest)]
-    return [(quote_path(d) if d not in ("./", "(elsewhere)") else d, n) for d, n in ordered]
+        return counts
+
+    def others(self, own: set[str]) -> list[tuple[str, int]]:
+        """The reviewed files outside `own` as (directory, count), at most MAX_OTHER_DIRS:
+        the deepest directories that fit, folded into their parents until they do."""
+        mine = [self.parts[path] for path in own if path in self.parts]
+        if len(mine) == len(self.parts):
+            return []
+        for depth in range(self.depth, -1, -1):
+            counts = dict(self.counts[depth])
+            for key, count in self._count(mine, depth).items():
+                counts[key] -= count
+            left = {key: count for key, count in counts.items() if count}
+            if len(left) <= MAX_OTHER_DIRS or depth == 0:
+                break
+        ordered = sorted(left.items())
+        if len(ordered) > MAX_OTHER_DIRS:  # even the top level is too wide: the biggest first
+            ordered.sort(key=lambda item: -item[1])
+            rest = sum(count for _, count in ordered[MAX_OTHER_DIRS - 1 :])
+            ordered = [*sorted(ordered[: MAX_OTHER_DIRS - 1]), ("(elsewhere)", rest)]
+        return [(d if d in ("./", "(elsewhere)") else quote_path(d), n) for d, n in ordered]
 
 
 def render_piece(piece: Piece, budget: int) -> str:

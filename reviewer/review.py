@@ -23,7 +23,7 @@ from reviewer.diff import Change, load_change
 from reviewer.errors import ReviewerError, ToolError
 from reviewer.findings import FileCoverage, Finding, ReviewResult, Usage
 from reviewer.gitcmd import run_git
-from reviewer.llm import DEFAULT_BASE_URL, ChatModel, ServerProfile, check_base_url
+from reviewer.llm import DEFAULT_BASE_URL, ChatModel, Connection, ServerProfile, check_base_url
 from reviewer.redact import Redactor
 from reviewer.submission import (
     SUBMIT_REVIEW,
@@ -68,6 +68,9 @@ class ReviewRequest:
     since: str | None = None
     # The change as its author describes it (a PR's title and body); else the commits'.
     info: ChangeInfo | None = None
+    # Keep every message for a transcript. Without one, a loop's messages are let go when
+    # it ends, so a change of hundreds of parts never holds all its prompts at once.
+    keep_transcript: bool = True
 
 
 @dataclass(frozen=True)
@@ -193,6 +196,7 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
     budget = ReviewBudget(settings, deadline=started + settings.max_seconds)
     # What one loop learns about the server (a parameter it refuses), every loop uses.
     profile = ServerProfile()
+    connection = Connection(settings)
 
     def review_batch(batch: BatchContext) -> AgentOutcome:
         number = plan.batches.index(batch) + 1
@@ -204,6 +208,7 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
                 on_retry=events.retrying if events else None,
                 on_note=(lambda text: events.note(f"model endpoint: {text}")) if events else None,
                 tool_names=TOOL_NAMES,
+                connection=connection,
             ),
             workspace=workspace,
             settings=settings,
@@ -211,6 +216,7 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
             redactor=redactor,
             events=part_events,
             budget=budget,
+            record=request.keep_transcript,
         )
         # The diff can hold committed secrets; they must not reach the model either.
         return agent.run(redactor(batch.system), redactor(batch.task))

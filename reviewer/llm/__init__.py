@@ -4,6 +4,7 @@ quirks of OpenAI-compatible servers, kept as data in quirks.py."""
 from reviewer.llm.client import (
     DEFAULT_BASE_URL,
     ChatModel,
+    Connection,
     ContextLengthError,
     ModelError,
     check_base_url,
@@ -15,6 +16,7 @@ __all__ = [
     "DEFAULT_BASE_URL",
     "QUIRKS",
     "ChatModel",
+    "Connection",
     "ContextLengthError",
     "ModelError",
     "Reply",

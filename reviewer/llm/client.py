@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import email.utils
 import random
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -65,6 +66,34 @@ def check_base_url(url: str) -> None:
         )
 
 
+class Connection:
+    """The one `openai` client of a review, shared by all its loops: a client builds an
+    HTTP pool and an SSL context (even for plain http), which cost more than a fast
+    model's answer when every batch made its own. httpx clients are thread-safe."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._client: openai.OpenAI | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def base_url(self) -> str:
+        return self.settings.base_url or DEFAULT_BASE_URL
+
+    def client(self) -> openai.OpenAI:
+        with self._lock:
+            if self._client is None:
+                settings = self.settings
+                key = settings.api_key.get_secret_value() if settings.api_key else ""
+                self._client = openai.OpenAI(
+                    api_key=key or "unused",
+                    base_url=self.base_url,
+                    timeout=settings.request_timeout,
+                    max_retries=0,  # retried here, against the review's own deadline
+                )
+            return self._client
+
+
 @dataclass
 class ChatModel:
     settings: Settings
@@ -75,7 +104,8 @@ class ChatModel:
     on_retry: Callable[[str, float], None] | None = None
     on_note: Callable[[str], None] | None = None
     tool_names: frozenset[str] | None = None
-    _client: openai.OpenAI | None = field(default=None, init=False, repr=False)
+    # The review's client; a model of its own gets one.
+    connection: Connection | None = None
     _calls: int = field(default=0, init=False)
 
     @property
@@ -84,15 +114,9 @@ class ChatModel:
 
     @property
     def client(self) -> openai.OpenAI:
-        if self._client is None:
-            key = self.settings.api_key.get_secret_value() if self.settings.api_key else ""
-            self._client = openai.OpenAI(
-                api_key=key or "unused",
-                base_url=self.base_url,
-                timeout=self.settings.request_timeout,
-                max_retries=0,  # retried here, against the review's own deadline
-            )
-        return self._client
+        if self.connection is None:
+            self.connection = Connection(self.settings)
+        return self.connection.client()
 
     def complete(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], deadline: float

@@ -56,7 +56,7 @@ def quote_path(name: str) -> str:
     when it holds nothing special, else in double quotes with C-style escapes. This is the
     one sink for every name a tool prints; the quoted form is accepted back as a path
     (normalize_path unquotes it)."""
-    if not _needs_quotes(name):
+    if _plain(name) or not _needs_quotes(name):
         return name
     out = []
     for char in name:
@@ -79,6 +79,19 @@ def _needs_escape(char: str) -> bool:
     # `"` anywhere (not only in front) and `\` are quoted as git quotes them: a bare `\` would
     # be read back as a separator, and the quoted form then always names the file exactly.
     return char in _C_ESCAPES or unicodedata.category(char) in _ESCAPED_CATEGORIES
+
+
+def _plain(name: str) -> bool:
+    """The common case, decided in C: printable ASCII without `"` or `\\`, no space at
+    either end (printable ASCII holds no control or format character)."""
+    return (
+        name.isascii()
+        and name.isprintable()
+        and '"' not in name
+        and "\\" not in name
+        and name[:1] != " "
+        and name[-1:] != " "
+    )
 
 
 def _needs_quotes(name: str) -> bool:
