@@ -128,16 +128,44 @@ def render_hunk(hunk: Hunk) -> list[str]:
     Added and context lines carry their new line number; removed lines carry their old
     number after a minus, so a LEFT finding can name it.
     """
-    ranges = f"-{hunk.old_start},{hunk.old_count} +{hunk.new_start},{hunk.new_count}"
-    out = [f"@@ {ranges} @@ {hunk.section}".rstrip()]
-    for line in hunk.lines:
-        if line.kind == "add":
-            out.append(f"{line.new_line:>6} + {line.text}")
-        elif line.kind == "del":
-            out.append(f"{'-' + str(line.old_line):>6} - {line.text}")
+    out = [_hunk_header(hunk)]
+    append = out.append
+    old_no, new_no = hunk.old_start, hunk.new_start
+    # Straight from the hunk's text (no line objects): this runs for every line of every
+    # part, and once more to measure it.
+    for line in hunk.lines_text():
+        marker = line[:1]
+        if marker == "+":
+            append(f"{new_no:>6} + {line[1:]}")
+            new_no += 1
+        elif marker == "-":
+            append(f"{'-' + str(old_no):>6} - {line[1:]}")
+            old_no += 1
         else:
-            out.append(f"{line.new_line:>6}   {line.text}")
+            append(f"{new_no:>6}   {line[1:]}")
+            old_no += 1
+            new_no += 1
     return out
+
+
+def _hunk_header(hunk: Hunk) -> str:
+    ranges = f"-{hunk.old_start},{hunk.old_count} +{hunk.new_start},{hunk.new_count}"
+    return f"@@ {ranges} @@ {hunk.section}".rstrip()
+
+
+def rendered_size(piece: Piece) -> int:
+    """At most the length of the piece's rendering, computed without rendering it: a line
+    renders as its number (6 wide) and 3 more characters in place of its marker."""
+    file = piece.file
+    hunks = file.hunks if piece.hunks is None else piece.hunks
+    if piece.hunks is None and (file.status == "deleted" or not hunks):
+        return len(render_file(file))
+    size = len(f"### {quote_path(file.path)} ({_describe(file)}, {piece.part or 'x' * 20})")
+    for hunk in hunks:
+        body = hunk.body
+        rows = body.count("\n") + 1 if body else 0
+        size += 1 + len(_hunk_header(hunk)) + 1 + len(body) + 8 * rows + 8
+    return size
 
 
 def render_file(file: FileChange) -> str:
@@ -239,7 +267,7 @@ def build_plan(
         - _listing_allowance(reviewed, skipped),
     )
     batches = plan_batches(
-        reviewed, budget, lambda piece: len(render_piece(piece, budget)) + _listed_size(piece)
+        reviewed, budget, lambda piece: min(rendered_size(piece), budget) + _listed_size(piece)
     )
     by_path = {c.path: c for c in coverage}
     directories = _Directories(reviewed)

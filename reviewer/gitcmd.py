@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Sequence
+import tempfile
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from reviewer.errors import ReviewerError
@@ -78,6 +81,55 @@ def run_git(
     if check and proc.returncode != 0:
         raise GitFailed(args, proc.returncode, proc.stderr)
     return proc
+
+
+@contextmanager
+def stream_git(
+    repo: Path, args: Sequence[str], *, timeout: float = 30.0, chunk_size: int = 1 << 20
+) -> Iterator[Iterator[bytes]]:
+    """git's stdout as chunks, for one large output (the whole diff of a change) that the
+    caller parses as it arrives: it is never held whole, and parsing overlaps git's work.
+    stderr goes to a temporary file, so no pipe can fill up. Failure (exit code, time
+    limit) raises when the block ends; leaving it early stops git."""
+    with tempfile.TemporaryFile() as errors:
+        try:
+            proc = subprocess.Popen(
+                git_argv(args),
+                cwd=repo,
+                env=git_env(),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=errors,
+            )
+        except FileNotFoundError as exc:
+            raise ReviewerError(
+                "git is not installed or not on PATH; install git and retry"
+            ) from exc
+        watchdog = threading.Timer(timeout, proc.kill)
+        watchdog.start()
+        stdout = proc.stdout
+        assert stdout is not None
+
+        def chunks() -> Iterator[bytes]:
+            while data := stdout.read1(chunk_size):
+                yield data
+
+        finished = False
+        try:
+            yield chunks()
+            finished = True
+        finally:
+            if not finished:
+                proc.kill()
+            stdout.close()
+            code = proc.wait()
+            expired = not watchdog.is_alive()
+            watchdog.cancel()
+        if expired and code != 0:
+            raise ReviewerError(f"git {args[0]} took longer than {timeout:.0f} s in {repo}")
+        if code != 0:
+            errors.seek(0)
+            raise GitFailed(args, code, errors.read())
 
 
 class GitFailed(ReviewerError):

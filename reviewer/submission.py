@@ -8,6 +8,7 @@ fix, within budget.
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
@@ -112,6 +113,7 @@ class SubmitReview(BaseModel):
     )
 
 
+@cache
 def submit_review_schema() -> dict[str, Any]:
     """The `submit_review` entry of the OpenAI `tools` list."""
     schema = SubmitReview.model_json_schema()

@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 
-from reviewer.batching import group_key, plan_batches
+from reviewer.batching import Piece, group_key, plan_batches
 from reviewer.cli import main
-from reviewer.diff import load_change
+from reviewer.context import render_hunk, render_piece, rendered_size
+from reviewer.diff import Hunk, load_change
 from reviewer.testing import FakeLLM, reply, tool_call
 from reviewer.tokens import estimate_request_tokens
 from tests.conftest import GitRepo
@@ -267,3 +268,38 @@ def test_each_part_lists_its_own_files_and_the_rest_by_directory(
         assert len(re.findall(r"not shown, vendored code", section)) == 50
         assert "- … and 20 more files." in section
     assert sorted(listed_everywhere) == sorted(reviewed)
+
+
+def _render_from_lines(hunk: Hunk) -> list[str]:
+    """The rendering as it was built from line objects: the reference."""
+    ranges = f"-{hunk.old_start},{hunk.old_count} +{hunk.new_start},{hunk.new_count}"
+    out = [f"@@ {ranges} @@ {hunk.section}".rstrip()]
+    for line in hunk.lines:
+        if line.kind == "add":
+            out.append(f"{line.new_line:>6} + {line.text}")
+        elif line.kind == "del":
+            out.append(f"{'-' + str(line.old_line):>6} - {line.text}")
+        else:
+            out.append(f"{line.new_line:>6}   {line.text}")
+    return out
+
+
+def test_rendering_from_the_hunk_text_matches_the_lines_and_its_size_bound(repo: GitRepo) -> None:
+    repo.write("crlf.txt", "a\r\nb\r\nc\r\n")
+    repo.write("tail.txt", "one\ntwo")
+    repo.write("blank.txt", "x\n\n\ny\n")
+    repo.write("big.txt", "".join(f"line {n}\n" for n in range(1, 300)))
+    repo.commit("base")
+    repo.write("crlf.txt", "a\r\nB\r\nc\r\nd\r")
+    repo.write("tail.txt", "one\ntwo\nthree")
+    repo.write("blank.txt", "x\n\n\n\ny\nz\n")
+    repo.write("big.txt", "".join(f"line {n}{'!' if n % 40 == 0 else ''}\n" for n in range(1, 300)))
+    repo.write("new.txt", "fresh\n")
+    head = repo.commit("change")
+    change = load_change(repo.root, "HEAD~1", head)
+    assert len(change.files) == 5
+    for file in change.files:
+        for hunk in file.hunks:
+            assert render_hunk(hunk) == _render_from_lines(hunk), file.path
+        whole = Piece(file)
+        assert rendered_size(whole) >= len(render_piece(whole, 10**9)), file.path

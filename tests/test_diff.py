@@ -16,9 +16,11 @@ import os
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+import reviewer.diff.load
 from reviewer.diff import (
     MAX_FILE_PATCH_BYTES,
     Change,
@@ -132,12 +134,12 @@ def check_replay(repo: GitRepo, change: Change) -> int:
             for d in news:
                 assert d.new_line is not None
                 assert new_lines[d.new_line - 1] == d.text, (f.path, d)
-                assert f.line(d.new_line, "RIGHT") is d
+                assert f.line(d.new_line, "RIGHT") == d
                 assert change.locate(f.path, d.new_line, "RIGHT") == d
             for d in olds:
                 assert d.old_line is not None
                 assert old_lines[d.old_line - 1] == d.text, (f.path, d)
-                assert f.line(d.old_line, "LEFT") is d
+                assert f.line(d.old_line, "LEFT") == d
             for d in hunk.lines:
                 if d.no_newline_at_eof:
                     data, number = (old, d.old_line) if d.kind == "del" else (new, d.new_line)
@@ -287,6 +289,23 @@ def test_every_kind_of_change_matches_golden_and_replays(repo: GitRepo) -> None:
     assert change.base == base and change.head == head
     assert_golden("kinds", change)
     assert check_replay(repo, change) > 0
+
+
+@pytest.mark.parametrize("chunk_size", [1, 7, 100, 4096])
+def test_the_diff_is_parsed_the_same_whatever_pieces_it_arrives_in(
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch, chunk_size: int
+) -> None:
+    base, head = build_names(repo)
+    whole = load_change(repo.root, base, head)
+    real = reviewer.diff.load.stream_git
+
+    def small_pieces(*args: Any, **kwargs: Any) -> Any:
+        return real(*args, **kwargs, chunk_size=chunk_size)
+
+    monkeypatch.setattr(reviewer.diff.load, "stream_git", small_pieces)
+    pieces = load_change(repo.root, base, head)
+    assert pieces == whole and len(pieces.files) > 5
+    assert_golden("names", pieces)
 
 
 def test_weird_file_names_round_trip_exactly(repo: GitRepo) -> None:
@@ -833,9 +852,9 @@ def test_split_raw_reads_modes_and_leaves_the_patch() -> None:
         b":120000 120000 " + b"3" * 40 + b" " + b"3" * 40 + b" R100\0old\0new\0"
         b"\0diff --git a/odd b/odd\n"
     )
-    modes, patch = split_raw(raw)
+    modes, patch_at = split_raw(raw)
     assert modes == {"odd\nname": ("100644", "100755"), "new": ("120000", "120000")}
-    assert patch == b"diff --git a/odd b/odd\n"
+    assert raw[patch_at:] == b"diff --git a/odd b/odd\n"
 
 
 def test_added_file_helper() -> None:

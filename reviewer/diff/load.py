@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from reviewer.diff.model import Change, FileChange
@@ -16,11 +17,12 @@ from reviewer.diff.parse import (
     BINARY_SNIFF_BYTES,
     MAX_FILE_PATCH_BYTES,
     MAX_FILE_PATCH_LINES,
+    PatchError,
     parse_hunks,
     parse_patch,
 )
 from reviewer.errors import ReviewerError
-from reviewer.gitcmd import GitFailed, run_git
+from reviewer.gitcmd import GitFailed, run_git, stream_git
 from reviewer.workspace import repository_root, resolve_commit
 
 # Config with no command-line flag that would change what we parse. Flags below pin the rest
@@ -110,14 +112,12 @@ def load_change(
     args += ["diff", *_DIFF_FLAGS, f"--unified={context_lines}", base_id]
     if head_id is not None:
         args.append(head_id)
-    out = run_git(root, [*args, "--"], timeout=DIFF_TIMEOUT).stdout
-    modes, patch = split_raw(out)
-    files = parse_patch(
-        patch,
-        max_file_patch_bytes=max_file_patch_bytes,
-        max_file_patch_lines=max_file_patch_lines,
-        modes=modes,
-    )
+    with stream_git(root, [*args, "--"], timeout=DIFF_TIMEOUT) as chunks:
+        files = read_patch(
+            chunks,
+            max_file_patch_bytes=max_file_patch_bytes,
+            max_file_patch_lines=max_file_patch_lines,
+        )
     if head_id is None:
         top = repository_root(root)
         listed = run_git(top, ["ls-files", "-z", "--others", "--exclude-standard"]).stdout
@@ -135,9 +135,77 @@ def load_change(
     return Change(base=base_id, head=head_id, files=tuple(files))
 
 
-def split_raw(out: bytes) -> tuple[dict[str, tuple[str | None, str | None]], bytes]:
+_FILE_START = b"diff --git "
+_NEXT_FILE = b"\n" + _FILE_START
+
+
+def read_patch(
+    chunks: Iterable[bytes], *, max_file_patch_bytes: int, max_file_patch_lines: int
+) -> list[FileChange]:
+    """Parse `git diff --raw -z --patch` output as it arrives: the raw records first (the
+    modes), then each file's patch as soon as the next file's header shows it is complete.
+    Only the file being read is held, never the whole output (a large change's diff is tens
+    of megabytes)."""
+    files: list[FileChange] = []
+    modes: dict[str, tuple[str | None, str | None]] | None = None
+    buffer = bytearray()
+    searched = 0  # where to look for the next file header from
+
+    def take(end: int) -> None:
+        nonlocal searched
+        section = bytes(buffer[:end])
+        del buffer[:end]
+        searched = 0
+        files.extend(
+            parse_patch(
+                section,
+                max_file_patch_bytes=max_file_patch_bytes,
+                max_file_patch_lines=max_file_patch_lines,
+                modes=modes,
+            )
+        )
+
+    for chunk in _then_end(chunks):
+        end = chunk is None
+        if chunk:
+            buffer += chunk
+        if modes is None:
+            try:
+                found, at = split_raw(bytes(buffer))
+            except ValueError:  # a record cut at the end of what has arrived
+                if end:
+                    raise PatchError("git diff --raw output ended inside a record") from None
+                continue
+            if at >= len(buffer) and not end:
+                continue  # more records may follow
+            modes = found
+            del buffer[:at]
+        if not buffer.startswith(_FILE_START):
+            first = buffer.find(_NEXT_FILE)
+            if first < 0:
+                continue
+            del buffer[: first + 1]
+            searched = 0
+        while True:
+            following = buffer.find(_NEXT_FILE, max(searched, 1))
+            if following < 0:
+                searched = max(0, len(buffer) - len(_NEXT_FILE))
+                break
+            take(following + 1)
+        if end and buffer:
+            take(len(buffer))
+    return files
+
+
+def _then_end(chunks: Iterable[bytes]) -> Iterator[bytes | None]:
+    yield from chunks
+    yield None
+
+
+def split_raw(out: bytes) -> tuple[dict[str, tuple[str | None, str | None]], int]:
     """Split `git diff --raw -z --patch` output into {new path: (old mode, new mode)} and
-    the patch. Raw records are `:mode mode id id STATUS\\0path\\0[path\\0]`; a NUL ends them."""
+    where the patch starts (an offset: the patch is not copied out of a large output). Raw
+    records are `:mode mode id id STATUS\\0path\\0[path\\0]`; a NUL ends them."""
     modes: dict[str, tuple[str | None, str | None]] = {}
     pos, size = 0, len(out)
     while pos < size and out[pos] == 0x3A:  # ":"
@@ -151,7 +219,7 @@ def split_raw(out: bytes) -> tuple[dict[str, tuple[str | None, str | None]], byt
         modes[name.decode("utf-8", "surrogateescape")] = (_mode(old_mode), _mode(new_mode))
     if pos < size and out[pos] == 0:
         pos += 1
-    return modes, out[pos:]
+    return modes, pos
 
 
 def _mode(value: bytes) -> str | None:

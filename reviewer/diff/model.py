@@ -31,14 +31,151 @@ class DiffLine:
     no_newline_at_eof: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+_MARKERS = {"add": "+", "del": "-", "context": " "}
+_FAST_LINE = (
+    object.__new__,
+    DiffLine.kind.__set__,  # type: ignore[attr-defined]
+    DiffLine.old_line.__set__,  # type: ignore[attr-defined]
+    DiffLine.new_line.__set__,  # type: ignore[attr-defined]
+    DiffLine.text.__set__,  # type: ignore[attr-defined]
+    DiffLine.no_newline_at_eof.__set__,  # type: ignore[attr-defined]
+)
+_NO_NEWLINE = "\\ No newline at end of file"
+
+
 class Hunk:
+    """One hunk, held as the patch's own text (its lines with their `+`/`-`/` ` markers,
+    "\\ No newline" lines included): about one byte per byte of diff. `lines` builds the
+    DiffLines when asked, so a change of 600,000 lines is not 600,000 objects held for the
+    whole review; only the files someone looks lines up in (FileChange's index) keep theirs.
+    Immutable, like every part of a Change."""
+
+    __slots__ = ("body", "new_count", "new_start", "old_count", "old_start", "section")
+
     old_start: int
     old_count: int
     new_start: int
     new_count: int
     section: str  # the text after the second @@ (the enclosing function, if git found one)
-    lines: tuple[DiffLine, ...]
+    body: str
+
+    def __init__(
+        self,
+        old_start: int,
+        old_count: int,
+        new_start: int,
+        new_count: int,
+        section: str,
+        lines: tuple[DiffLine, ...] = (),
+        *,
+        body: str | None = None,
+    ) -> None:
+        if body is None:
+            rows: list[str] = []
+            for line in lines:
+                rows.append(_MARKERS[line.kind] + line.text)
+                if line.no_newline_at_eof:
+                    rows.append(_NO_NEWLINE)
+            body = "\n".join(rows)
+        for name, value in (
+            ("old_start", old_start),
+            ("old_count", old_count),
+            ("new_start", new_start),
+            ("new_count", new_count),
+            ("section", section),
+            ("body", body),
+        ):
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"Hunk is immutable (cannot set {name})")
+
+    def lines_text(self) -> list[str]:
+        """The hunk's lines as the patch has them, each with its marker, "\\ No newline"
+        lines left out, and the \\r ending a CRLF line removed as `lines` removes it: what
+        a reader is shown, without building a line object each."""
+        body = self.body
+        if not body:
+            return []
+        if "\r" in body:  # rare: let `lines` decide which \r is a line ending
+            return [_MARKERS[line.kind] + line.text for line in self.lines]
+        rows = body.split("\n")
+        if "\n\\" in body or body[:1] == "\\":
+            rows = [row for row in rows if row[:1] != "\\"]
+        return rows
+
+    @property
+    def lines(self) -> tuple[DiffLine, ...]:
+        """The hunk's lines, numbered: built from the text on each call (callers that look
+        lines up often go through FileChange.line, which indexes them once)."""
+        body = self.body
+        if not body:
+            return ()
+        rows = body.split("\n")
+        has_cr = "\r" in body
+        marked = "\n\\" in body
+        out: list[DiffLine] = []
+        append = out.append
+        old_no, new_no = self.old_start, self.new_start
+        last = len(rows) - 1
+        # The frozen dataclass __init__ (object.__setattr__ per field) would be most of the
+        # cost; filling the slots through their descriptors builds the same objects.
+        new, kind_of, old_of, new_of, text_of, eof_of = _FAST_LINE
+        for index, row in enumerate(rows):
+            first = row[:1]
+            if first == "\\":
+                continue
+            eof = marked and index < last and rows[index + 1][:1] == "\\"
+            text = row[1:]
+            # A \r ending a line of a CRLF file is its line ending, unless the line had no
+            # ending at all ("\ No newline" follows): then the \r is content.
+            if has_cr and not eof and text[-1:] == "\r":
+                text = text[:-1]
+            item = new(DiffLine)
+            text_of(item, text)
+            eof_of(item, eof)
+            if first == "+":
+                kind_of(item, "add")
+                old_of(item, None)
+                new_of(item, new_no)
+                new_no += 1
+            elif first == "-":
+                kind_of(item, "del")
+                old_of(item, old_no)
+                new_of(item, None)
+                old_no += 1
+            else:  # " ", or "" when diff.suppressBlankEmpty dropped the space
+                kind_of(item, "context")
+                old_of(item, old_no)
+                new_of(item, new_no)
+                old_no += 1
+                new_no += 1
+            append(item)
+        return tuple(out)
+
+    def _key(self) -> tuple[int, int, int, int, str, tuple[DiffLine, ...]]:
+        return (
+            self.old_start,
+            self.old_count,
+            self.new_start,
+            self.new_count,
+            self.section,
+            self.lines,
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Hunk):
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash((self.old_start, self.new_start, self.section, self.body))
+
+    def __repr__(self) -> str:
+        return (
+            f"Hunk(-{self.old_start},{self.old_count} +{self.new_start},{self.new_count}, "
+            f"{self.section!r}, {len(self.body):,} characters)"
+        )
 
 
 # Number -> (index of the hunk, the line), for one side of one file.

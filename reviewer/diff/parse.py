@@ -8,10 +8,11 @@ once and walked once. No regex: every line costs one dispatch on its first chara
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 
-from reviewer.diff.model import DiffLine, FileChange, Hunk, Status
+from reviewer.diff.model import FileChange, Hunk, Status
 from reviewer.errors import ReviewerError
 
 # GitHub stops showing one file's diff past 500 KB of raw diff or 20,000 lines (docs:
@@ -50,6 +51,7 @@ class _Header:
 def parse_patch(
     raw: bytes,
     *,
+    start: int = 0,
     max_file_patch_bytes: int = MAX_FILE_PATCH_BYTES,
     max_file_patch_lines: int = MAX_FILE_PATCH_LINES,
     modes: Mapping[str, tuple[str | None, str | None]] | None = None,
@@ -58,8 +60,8 @@ def parse_patch(
     ignored. `modes` (path -> old, new mode, from `--raw`) fills in the modes that a patch
     leaves out: a rename without edits says nothing about the file's mode."""
     files = []
-    for start, end in _file_spans(raw):
-        change = _parse_file(raw[start:end], max_file_patch_bytes, max_file_patch_lines)
+    for begin, end in _file_spans(raw, start):
+        change = _parse_file(raw[begin:end], max_file_patch_bytes, max_file_patch_lines)
         if modes and (change.old_mode is None or change.new_mode is None):
             known = modes.get(change.path)
             if known:
@@ -72,13 +74,11 @@ def parse_patch(
     return files
 
 
-def _file_spans(raw: bytes) -> Iterator[tuple[int, int]]:
+def _file_spans(raw: bytes, start: int = 0) -> Iterator[tuple[int, int]]:
     # A line that starts "diff --git " can only be a file header: inside a hunk every line
     # starts with a space, +, - or \, and paths with a newline are quoted by git.
-    if raw.startswith(_FILE_HEADER):
-        start = 0
-    else:
-        found = raw.find(b"\n" + _FILE_HEADER)
+    if not raw.startswith(_FILE_HEADER, start):
+        found = raw.find(b"\n" + _FILE_HEADER, start)
         if found < 0:
             return
         start = found + 1
@@ -256,86 +256,68 @@ def _read_quoted(data: bytes, start: int) -> tuple[bytes, int]:
 
 
 def parse_hunks(body: bytes, path: str = "") -> tuple[tuple[Hunk, ...], int, int]:
-    """The hunks of one file (from its first `@@` line on), and its added and deleted counts."""
+    """The hunks of one file (from its first `@@` line on), and its added and deleted counts.
+
+    Each hunk keeps its text as the patch has it (Hunk builds lines on demand), so parsing
+    is finding the `@@` lines and counting markers, all with str methods in C: no object per
+    line. Every hunk must hold exactly the lines its header announces."""
     # One decode for the whole body: "\n" is never part of a multi-byte sequence and the
     # replacement decoder never swallows it, so splitting after decoding gives the same lines.
-    lines = body.decode("utf-8", "replace").split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    has_cr = b"\r" in body  # most patches have none: skip the per-line check
+    text = body.decode("utf-8", "replace")
+    if text.endswith("\n"):
+        text = text[:-1]
+    if not text:
+        return (), 0, 0
+    if not text.startswith("@"):
+        line = text.split("\n", 1)[0]
+        raise PatchError(f"unexpected line in the patch of '{path}': {line[:200]!r}")
     hunks: list[Hunk] = []
     additions = deletions = 0
-    out: list[DiffLine] = []
-    append = out.append
-    header: tuple[int, int, int, int, str] | None = None
-    old_no = new_no = 0
-    # A diff of 50,000 lines builds 100,000 DiffLines, and the frozen dataclass __init__
-    # (object.__setattr__ per field) is half of the parse time. Filling the slots through
-    # their descriptors builds the very same objects twice as fast; nothing else may do it.
-    new, kind_of, old_of, new_of, text_of, eof_of = _FAST_LINE
-    for index, line in enumerate(lines):
-        first = line[:1]
-        text = line[1:]
-        if has_cr and text[-1:] == "\r":
-            text = text[:-1]
-        if first == "+":
-            item = new(DiffLine)
-            kind_of(item, "add")
-            old_of(item, None)
-            new_of(item, new_no)
-            text_of(item, text)
-            eof_of(item, False)
-            append(item)
-            new_no += 1
-            additions += 1
-        elif first == " " or first == "":  # "" when diff.suppressBlankEmpty dropped the space
-            item = new(DiffLine)
-            kind_of(item, "context")
-            old_of(item, old_no)
-            new_of(item, new_no)
-            text_of(item, text)
-            eof_of(item, False)
-            append(item)
-            old_no += 1
-            new_no += 1
-        elif first == "-":
-            item = new(DiffLine)
-            kind_of(item, "del")
-            old_of(item, old_no)
-            new_of(item, None)
-            text_of(item, text)
-            eof_of(item, False)
-            append(item)
-            old_no += 1
-            deletions += 1
-        elif first == "@":
-            if header is not None:
-                hunks.append(_close_hunk(header, out, old_no, new_no, path))
-            header = _hunk_header(line, path)
-            old_no, new_no = header[0], header[2]
-            out = []
-            append = out.append
-        elif first == "\\" and out:
-            # "\ No newline at end of file": the line before had no line ending at all, so
-            # a \r at its end was content, not half of a CRLF; put it back.
-            last = out[-1]
-            raw_text = lines[index - 1][1:]
-            out[-1] = DiffLine(last.kind, last.old_line, last.new_line, raw_text, True)
+    start = 0
+    while start >= 0:
+        header_end = text.find("\n", start)
+        header_line = text[start:] if header_end < 0 else text[start:header_end]
+        old_start, old_count, new_start, new_count, section = _hunk_header(header_line, path)
+        if header_end < 0:
+            hunk_body, start = "", -1
         else:
-            raise PatchError(f"unexpected line in the patch of '{path}': {line[:200]!r}")
-    if header is not None:
-        hunks.append(_close_hunk(header, out, old_no, new_no, path))
+            following = text.find("\n@", header_end)
+            end = len(text) if following < 0 else following
+            hunk_body = text[header_end + 1 : end]
+            start = -1 if following < 0 else following + 1
+        added, removed = _check_hunk(hunk_body, old_count, new_count, header_line, path)
+        additions += added
+        deletions += removed
+        hunks.append(Hunk(old_start, old_count, new_start, new_count, section, body=hunk_body))
     return tuple(hunks), additions, deletions
 
 
-_FAST_LINE = (
-    object.__new__,
-    DiffLine.kind.__set__,  # type: ignore[attr-defined]
-    DiffLine.old_line.__set__,  # type: ignore[attr-defined]
-    DiffLine.new_line.__set__,  # type: ignore[attr-defined]
-    DiffLine.text.__set__,  # type: ignore[attr-defined]
-    DiffLine.no_newline_at_eof.__set__,  # type: ignore[attr-defined]
-)
+# A hunk line starts with " ", "+", "-" or "\\" (or is empty: diff.suppressBlankEmpty).
+_BAD_LINE = re.compile(r"\n[^ +\-\\\n]")
+
+
+def _check_hunk(
+    hunk_body: str, old_count: int, new_count: int, header: str, path: str
+) -> tuple[int, int]:
+    """(added, removed) of a hunk's text, after checking it is the hunk its header says."""
+    if not hunk_body:
+        lines = added = removed = markers = 0
+    else:
+        framed = "\n" + hunk_body
+        bad = _BAD_LINE.search(framed)
+        if bad is not None:
+            line = framed[bad.start() + 1 :].split("\n", 1)[0]
+            raise PatchError(f"unexpected line in the patch of '{path}': {line[:200]!r}")
+        lines = hunk_body.count("\n") + 1
+        added = framed.count("\n+")
+        removed = framed.count("\n-")
+        markers = framed.count("\n\\")
+    context = lines - added - removed - markers
+    if removed + context != old_count or added + context != new_count:
+        raise PatchError(
+            f"a hunk of '{path}' does not hold the lines its header announces ({header[:200]})"
+        )
+    return added, removed
 
 
 def _hunk_header(line: str, path: str) -> tuple[int, int, int, int, str]:
@@ -359,19 +341,3 @@ def _hunk_header(line: str, path: str) -> tuple[int, int, int, int, str]:
         raise PatchError(f"bad hunk header in the patch of '{path}': {line[:200]!r}")
     section = line[end + 3 :]
     return (*numbers, section[1:] if section.startswith(" ") else section)
-
-
-def _close_hunk(
-    header: tuple[int, int, int, int, str],
-    lines: list[DiffLine],
-    old_no: int,
-    new_no: int,
-    path: str,
-) -> Hunk:
-    old_start, old_count, new_start, new_count, section = header
-    if old_no - old_start != old_count or new_no - new_start != new_count:
-        raise PatchError(
-            f"a hunk of '{path}' does not hold the lines its header announces "
-            f"(-{old_start},{old_count} +{new_start},{new_count})"
-        )
-    return Hunk(old_start, old_count, new_start, new_count, section, tuple(lines))
