@@ -8,9 +8,11 @@ that would let repository config run programs are switched off.
 from __future__ import annotations
 
 import os
+import select
 import subprocess
 import tempfile
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -130,6 +132,53 @@ def stream_git(
         if code != 0:
             errors.seek(0)
             raise GitFailed(args, code, errors.read())
+
+
+def run_git_for(repo: Path, args: Sequence[str], seconds: float) -> tuple[bytes, bool]:
+    """Run git for at most `seconds`: its output so far, and whether it was stopped. For
+    history walks whose cost depends on the repository (a log of a rarely changed file in
+    60,000 commits): the caller shows what was found and says the rest was not searched.
+    GIT_FLUSH=1 makes git write each record as it finds it. Raises GitFailed when git
+    fails on its own."""
+    env = {**git_env(), "GIT_FLUSH": "1"}
+    with tempfile.TemporaryFile() as errors:
+        try:
+            proc = subprocess.Popen(
+                git_argv(args),
+                cwd=repo,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=errors,
+            )
+        except FileNotFoundError as exc:
+            raise ReviewerError(
+                "git is not installed or not on PATH; install git and retry"
+            ) from exc
+        assert proc.stdout is not None
+        fd = proc.stdout.fileno()
+        deadline = time.monotonic() + seconds
+        chunks: list[bytes] = []
+        stopped = False
+        try:
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0 or not select.select([fd], [], [], left)[0]:
+                    stopped = True
+                    break
+                data = os.read(fd, 1 << 16)
+                if not data:
+                    break
+                chunks.append(data)
+        finally:
+            if stopped:
+                proc.kill()
+            proc.stdout.close()
+            code = proc.wait()
+        if code != 0 and not stopped:
+            errors.seek(0)
+            raise GitFailed(args, code, errors.read())
+    return b"".join(chunks), stopped
 
 
 class GitFailed(ReviewerError):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 
 import pytest
 
@@ -447,3 +448,38 @@ def test_arguments_may_be_a_json_string_or_double_encoded(ws: Workspace) -> None
 def test_unknown_arguments_are_reported_not_fatal(ws: Workspace) -> None:
     text = ok("read_file", {"path": "README.md", "encoding": "latin-1"}, ws)
     assert text.startswith("[Ignored unknown argument(s): encoding.]\n# Demo")
+
+
+def test_history_walks_are_bounded_in_time_and_say_so(
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import reviewer.tools.git as git_tools
+
+    repo.write("rare.py", "x = 1\n")
+    repo.commit("add rare")
+    # Enough history that walking it takes git a moment: a log of rare.py walks it all.
+    base = repo.head()
+    script = "".join(
+        f"commit refs/heads/main\ncommitter A <a@x> {1700000000 + n} +0000\n"
+        f"data 6\nstep{n % 10}\n{f'from {base}' + chr(10) if n == 0 else ''}"
+        f"M 644 inline busy.txt\ndata {len(str(n)) + 1}\n{n}\n\n"
+        for n in range(3000)
+    )
+    subprocess.run(
+        ["git", "fast-import", "--quiet", "--force", "--done"],
+        cwd=repo.root,
+        input=script + "done\n",
+        text=True,
+        check=True,
+    )
+    repo.git("reset", "-q", "--hard", "main")
+    workspace = repo.revision()
+    whole = ok("get_git_log", {"path": "rare.py"}, workspace)
+    assert whole.endswith("add rare") and "[History searched" not in whole
+    monkeypatch.setattr(git_tools, "LOG_SECONDS", 0.0)
+    cut = ok("get_git_log", {"path": "rare.py"}, workspace)
+    assert "No commits touch 'rare.py' in the history searched." in cut
+    assert "[History searched for 0 s and stopped: older commits were not searched.]" in cut
+    monkeypatch.setattr(git_tools, "BLAME_SECONDS", 0.0)
+    message = err("get_git_blame", {"path": "rare.py"}, workspace)
+    assert "did not finish in 0 s" in message and "ask for fewer lines" in message

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 from typing import ClassVar
 
 from reviewer.errors import ToolError
-from reviewer.gitcmd import GitFailed, run_git
+from reviewer.gitcmd import GitFailed, run_git, run_git_for
 from reviewer.tools.base import END_ALIASES, PATH_ALIASES, START_ALIASES, Tool, param
 from reviewer.tools.files import MAX_SCAN_BYTES, read_text
 from reviewer.tools.text import cut_line, echo_path, split_lines, visible
@@ -15,6 +15,11 @@ from reviewer.workspace import Kind, Workspace, WorktreeWorkspace
 MAX_BLAME_LINES = 300
 DEFAULT_LOG_COUNT = 10
 MAX_LOG_COUNT = 100
+# History walks are bounded in time: a log of a rarely changed file, or blame of an old
+# one, walks the whole history (60,000 commits of sympy: 5-12 s, more with four loops at
+# once). What was found by then is shown, and the cut is said.
+LOG_SECONDS = 5.0
+BLAME_SECONDS = 10.0
 _UNCOMMITTED = "0" * 40
 
 
@@ -55,9 +60,15 @@ class GetGitBlame(Tool):
         if workspace.blame_revision:
             args.append(workspace.blame_revision)
         try:
-            out = run_git(workspace.root, [*args, "--", rel], timeout=60).stdout
+            out, stopped = run_git_for(workspace.root, [*args, "--", rel], BLAME_SECONDS)
         except GitFailed as exc:
             raise ToolError(f"git blame failed for '{shown}': {_one_line(exc.stderr)}") from exc
+        if stopped:
+            raise ToolError(
+                f"git blame of lines {start}-{end} of '{shown}' did not finish in "
+                f"{BLAME_SECONDS:.0f} s (a long history): ask for fewer lines, or see "
+                "get_git_log for the file's recent commits."
+            )
         lines, commits = _parse_porcelain(out)
         # The text comes from our own read of the file (secrets masked), not from git's output.
         result = [
@@ -169,20 +180,31 @@ class GetGitLog(Tool):
         if rel:
             args.append(f":(top,literal){rel}")
         try:
-            out = run_git(workspace.root, args, timeout=60).stdout.decode("utf-8", "replace")
+            raw, stopped = run_git_for(workspace.root, args, LOG_SECONDS)
+            out = raw.decode("utf-8", "replace")
         except GitFailed as exc:
             if "does not have any commits" in exc.stderr or "bad revision" in exc.stderr:
                 raise ToolError("The repository has no commits yet.") from exc
             raise ToolError(f"git log failed: {_one_line(exc.stderr)}") from exc
+        if stopped:  # the last record may be cut short: only whole ones are shown
+            out = out[: out.rfind("\0") + 1]
         entries = []
         for record in out.split("\0"):
             parts = record.split("\x1f", 3)  # the subject, last, keeps any \x1f of its own
             if len(parts) == 4:
                 commit, date, author, subject = parts
                 entries.append(f"{commit} {date} {visible(author)}: {cut_line(subject)}")
+        cut = (
+            f"[History searched for {LOG_SECONDS:.0f} s and stopped: older commits were not "
+            "searched.]"
+        )
         if not entries:
             target = f"'{echo_path(self.path)}'" if rel else "the repository"
+            if stopped:
+                return f"No commits touch {target} in the history searched.\n\n{cut}"
             return f"No commits touch {target} up to {workspace.label}."
+        if stopped:
+            entries.append(f"\n{cut}")
         if self.count > MAX_LOG_COUNT:
             entries.append(f"\n[count is capped at {MAX_LOG_COUNT}.]")
         return "\n".join(entries)
