@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from reviewer.errors import ReviewerError
-from reviewer.sinks import command_line, log_line
+from reviewer.sinks import command_line
+from reviewer.sinks import log as sinks_log
 
 SUPPORTED_EVENTS = ("pull_request", "pull_request_target", "workflow_dispatch")
 DEFAULT_API_URL = "https://api.github.com"
@@ -179,6 +180,4 @@ def emit_command(command: str, message: str, **properties: str | int | None) -> 
     print(command_line(command, message, **properties), flush=True)
 
 
-def log(message: str) -> None:
-    """One line on stderr that the runner reads no command from."""
-    print(log_line(message), file=sys.stderr, flush=True)
+log = sinks_log  # one line on stderr that the runner reads no command from

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import NoReturn
 
 from reviewer import __version__
-from reviewer.ci import log
 from reviewer.errors import ExitCode, ReviewerError
+from reviewer.sinks import log
 
 
 class _Parser(argparse.ArgumentParser):

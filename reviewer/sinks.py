@@ -17,6 +17,7 @@ JSON and SARIF reports are written by a JSON encoder, which escapes on its own.
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import fields, is_dataclass, replace
 from enum import Enum
@@ -55,6 +56,11 @@ def log_line(text: str) -> str:
     newline or carriage return in `text` is shown as `\\n`, never obeyed."""
     text = clean_text(text).replace("\n", "\\n").replace("\t", " ")
     return "reviewer: " + text.replace(_LEGACY_COMMAND, f"##{_BREAK}[")
+
+
+def log(message: str) -> None:
+    """One line on stderr that the runner reads no command from (log_line)."""
+    print(log_line(message), file=sys.stderr, flush=True)
 
 
 def command_line(command: str, message: str, **properties: str | int | None) -> str:

@@ -28,7 +28,9 @@ def param(description: str, *aliases: str, default: Any = ..., **constraints: An
 class Tool(BaseModel):
     """Base class of the tools; see the module docstring."""
 
-    model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
+    # defer_build: a tool's validator is built the first time it is used, so a process that
+    # runs one tool (`reviewer tool ...`) builds one, not seven.
+    model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True, defer_build=True)
 
     name: ClassVar[str]
 
