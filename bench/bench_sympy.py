@@ -176,7 +176,7 @@ class Served:
                 {
                     "requests": len(bodies),
                     "prompt_chars": prompt_chars(bodies),
-                    "prefix_share": llm.stats["prefix_share"],
+                    "prefix_share": prefix_share(bodies),
                 }
             )
 
