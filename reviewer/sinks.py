@@ -23,8 +23,6 @@ from dataclasses import fields, is_dataclass, replace
 from enum import Enum
 from typing import Any
 
-from reviewer.workspace.paths import quote_path
-
 # Terminal readers see text, so a control character is shown as a marker. Tab and newline
 # stay; a carriage return is a newline (Windows line ends, or an attempt to overwrite the
 # start of a line in a terminal).
@@ -105,13 +103,17 @@ def data_name(name: str) -> str:
     try:
         name.encode("utf-8")
     except UnicodeEncodeError:
-        return quote_path(name)
+        return shown_name(name)
     return name
 
 
 def shown_name(name: str) -> str:
     """A repository name for a person: quoted as git quotes names when anything in it would
     not read as what it is (quote_path, the tool-output rule)."""
+    # Imported here: the workspace package is not needed by the commands that only log
+    # (`reviewer --version` starts without it).
+    from reviewer.workspace.paths import quote_path
+
     return quote_path(name)
 
 
