@@ -36,6 +36,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench_review import review_env as plain_env  # the same scripted-model environment
+
 from reviewer.testing import FakeLLM, reply, tool_call
 
 DEFAULT_RANGES = ("sympy-1.13.0..sympy-1.14.0", "sympy-1.9..sympy-1.12", "sympy-1.5..sympy-1.14.0")
@@ -83,15 +85,7 @@ UNBOUNDED = {
 
 
 def review_env(base_url: str, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("REVIEWER_", "OPENAI_"))}
-    env.update(
-        OPENAI_BASE_URL=base_url,
-        OPENAI_API_KEY="bench",
-        REVIEWER_MODEL="fake-model",
-        NO_PROXY="127.0.0.1",
-        **{**UNBOUNDED, **extra},
-    )
-    return env
+    return plain_env(base_url, **{**UNBOUNDED, **extra})
 
 
 # `reviewer` run by a wrapper that writes the process's own peak memory (RUSAGE_SELF) to

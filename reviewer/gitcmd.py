@@ -16,6 +16,7 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import IO
 
 from reviewer.errors import ReviewerError
 
@@ -85,6 +86,24 @@ def run_git(
     return proc
 
 
+def _start_to_file(
+    repo: Path, args: Sequence[str], env: dict[str, str], errors: IO[bytes]
+) -> subprocess.Popen[bytes]:
+    """git with stdout a pipe and stderr a file (so no pipe can fill up while the caller
+    reads the other)."""
+    try:
+        return subprocess.Popen(
+            git_argv(args),
+            cwd=repo,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=errors,
+        )
+    except FileNotFoundError as exc:
+        raise ReviewerError("git is not installed or not on PATH; install git and retry") from exc
+
+
 @contextmanager
 def stream_git(
     repo: Path, args: Sequence[str], *, timeout: float = 30.0, chunk_size: int = 1 << 20
@@ -94,19 +113,7 @@ def stream_git(
     stderr goes to a temporary file, so no pipe can fill up. Failure (exit code, time
     limit) raises when the block ends; leaving it early stops git."""
     with tempfile.TemporaryFile() as errors:
-        try:
-            proc = subprocess.Popen(
-                git_argv(args),
-                cwd=repo,
-                env=git_env(),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=errors,
-            )
-        except FileNotFoundError as exc:
-            raise ReviewerError(
-                "git is not installed or not on PATH; install git and retry"
-            ) from exc
+        proc = _start_to_file(repo, args, git_env(), errors)
         watchdog = threading.Timer(timeout, proc.kill)
         watchdog.start()
         stdout = proc.stdout
@@ -142,19 +149,7 @@ def run_git_for(repo: Path, args: Sequence[str], seconds: float) -> tuple[bytes,
     fails on its own."""
     env = {**git_env(), "GIT_FLUSH": "1"}
     with tempfile.TemporaryFile() as errors:
-        try:
-            proc = subprocess.Popen(
-                git_argv(args),
-                cwd=repo,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=errors,
-            )
-        except FileNotFoundError as exc:
-            raise ReviewerError(
-                "git is not installed or not on PATH; install git and retry"
-            ) from exc
+        proc = _start_to_file(repo, args, env, errors)
         assert proc.stdout is not None
         fd = proc.stdout.fileno()
         deadline = time.monotonic() + seconds

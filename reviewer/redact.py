@@ -20,10 +20,10 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import fields, is_dataclass, replace
-from enum import Enum
 from functools import lru_cache
 from typing import Any, NamedTuple
+
+from reviewer.sinks import map_strings
 
 REDACTED = "[REDACTED]"
 
@@ -321,17 +321,7 @@ def mask_private_keys(text: str) -> str:
 
 
 def redact_values(value: Any, redact: Callable[[str], str]) -> Any:
-    """Every string inside `value` (dataclasses, mappings, lists, tuples) redacted; the shape
-    kept. Reports and transcripts pass through this before they are written anywhere."""
-    if isinstance(value, Enum):  # a StrEnum is a str, but a name, not text
-        return value
-    if isinstance(value, str):
-        return redact(value)
-    if is_dataclass(value) and not isinstance(value, type):
-        changes = {f.name: redact_values(getattr(value, f.name), redact) for f in fields(value)}
-        return replace(value, **changes)
-    if isinstance(value, Mapping):
-        return {key: redact_values(item, redact) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return type(value)(redact_values(item, redact) for item in value)
-    return value
+    """Every string inside `value` (dataclasses, mappings, lists, tuples) redacted, names
+    included; the shape kept. Reports and transcripts pass through this before they are
+    written anywhere."""
+    return map_strings(value, redact)

@@ -134,23 +134,32 @@ def _has_surrogate(text: str) -> bool:
 
 
 def printable(value: Any, name: Callable[[str], str] = data_name) -> Any:
-    """`value` (dataclasses, mappings, lists, tuples) with every repository name (a field in
-    NAME_FIELDS) passed through `name`, and every other string made valid_text."""
-    if isinstance(value, Enum):
+    """`value` with every repository name (a field in NAME_FIELDS) passed through `name`,
+    and every other string made valid_text."""
+    return map_strings(value, valid_text, name)
+
+
+def map_strings(
+    value: Any, text: Callable[[str], str], name: Callable[[str], str] | None = None
+) -> Any:
+    """`value` (dataclasses, mappings, lists, tuples) with every string passed through
+    `text`, the shape kept; repository names (dataclass fields in NAME_FIELDS) through
+    `name` instead, when given. Enum members are names, not text: left alone."""
+    if isinstance(value, Enum):  # a StrEnum is a str, but a name, not text
         return value
     if isinstance(value, str):
-        return valid_text(value)
+        return text(value)
     if is_dataclass(value) and not isinstance(value, type):
         changes = {}
         for field in fields(value):
             item = getattr(value, field.name)
-            if field.name in NAME_FIELDS and isinstance(item, str):
+            if name is not None and field.name in NAME_FIELDS and isinstance(item, str):
                 changes[field.name] = name(item)
             else:
-                changes[field.name] = printable(item, name)
+                changes[field.name] = map_strings(item, text, name)
         return replace(value, **changes)
     if isinstance(value, Mapping):
-        return {key: printable(item, name) for key, item in value.items()}
+        return {key: map_strings(item, text, name) for key, item in value.items()}
     if isinstance(value, list | tuple):
-        return type(value)(printable(item, name) for item in value)
+        return type(value)(map_strings(item, text, name) for item in value)
     return value
