@@ -116,7 +116,9 @@ def _not_source(file: FileChange) -> str | None:
         return "generated file"
     head = file.hunks[0] if file.hunks else None
     if head is not None and head.new_start <= 1:
-        first = " ".join(line.text for line in head.lines[:5] if line.kind != "del")
+        # The first five lines only: an added file is one hunk of all its lines.
+        rows = head.body.split("\n", 5)[:5]
+        first = " ".join(row[1:] for row in rows if row[:1] in ("+", " ", ""))
         if _GENERATED_MARK.search(first):
             return "generated file"
     return None
