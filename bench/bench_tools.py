@@ -209,15 +209,17 @@ ENGINE_PATHS: dict[str, tuple[str, Callable[[Path], Workspace]]] = {
         lambda root: open_workspace(root, revision="HEAD~1"),
     ),
     "objects": (
-        "revision HEAD~1 when nothing on disk can stand in (a dirty working tree): "
-        "git grep -P over git objects only",
+        "revision HEAD~1 when git cannot say which files on disk stand in (more than "
+        "MAX_OVERLAY_FILES differ): git grep -P over git objects only; a dirty working tree "
+        "takes the overlay path",
         lambda root: _objects_only(open_workspace(root, revision="HEAD~1")),
     ),
 }
 
 
 def _objects_only(workspace: Workspace) -> Workspace:
-    # What a dirty working tree gives; set on the instance so the column measures that path.
+    # The fallback when the files that differ are unknown or too many; set on the instance
+    # so the column measures that path.
     workspace.__dict__["disk_differences"] = None
     return workspace
 

@@ -906,8 +906,9 @@ def test_fifo_in_place_of_a_tracked_file(make_repo: Callable[[str], GitRepo]) ->
     (repo.root / "victim.txt").unlink()
     os.mkfifo(repo.root / "victim.txt")
     worktree, revision = repo.worktree(), repo.revision()
-    # A dirty tree sends the revision's search to git objects: the third engine path.
+    # A dirty tree: the revision's search reads victim.txt (which differs) from git objects.
     assert not revision.matches_checkout
+    assert revision.disk_differences is not None and "victim.txt" in revision.disk_differences
     for tool in ("read_file", "read_file_lines", "get_git_blame", "search_text"):
         result = call(tool, PATH_CALLS[tool]("victim.txt"), worktree)
         assert result.is_error and "not a regular file" in result.text, result.text

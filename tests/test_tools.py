@@ -236,6 +236,7 @@ def test_list_files_errors(ws: Workspace) -> None:
 SEARCH_PATHS = [
     "worktree",
     "revision-on-disk",
+    "revision-dirty-overlay",
     "revision-objects",
     "worktree-without-rg",
     "revision-on-disk-without-rg",
@@ -253,9 +254,15 @@ def search_ws(
     if request.param.startswith("worktree"):
         return project.worktree()
     workspace = project.revision()
-    if request.param == "revision-objects":
+    if request.param == "revision-dirty-overlay":
+        # Local changes: rg on disk for the files git vouches are the commit's, git grep
+        # over objects for the one that differs.
         project.write("src/app/util.py", "def helper():\n    return 'dirty'\n")
-        assert not workspace.matches_checkout
+        assert workspace.disk_differences == frozenset({"src/app/util.py"})
+    elif request.param == "revision-objects":
+        # Git objects alone (more than MAX_OVERLAY_FILES differ, or git cannot say).
+        project.write("src/app/util.py", "def helper():\n    return 'dirty'\n")
+        workspace.__dict__["disk_differences"] = None
     else:
         assert workspace.matches_checkout
     return workspace
@@ -483,3 +490,16 @@ def test_history_walks_are_bounded_in_time_and_say_so(
     monkeypatch.setattr(git_tools, "BLAME_SECONDS", 0.0)
     message = err("get_git_blame", {"path": "rare.py"}, workspace)
     assert "did not finish in 0 s" in message and "ask for fewer lines" in message
+
+
+def test_a_dirty_tree_searches_the_commit_from_disk_and_objects(project: GitRepo) -> None:
+    project.write("src/app/util.py", "def helper():\n    return 'dirty'\n")
+    project.write("untracked.py", "return 43\n")
+    workspace = project.revision()
+    assert workspace.disk_differences == frozenset({"src/app/util.py"})
+    text = ok("search_text", {"pattern": "return"}, workspace)
+    # The changed file as committed (from objects), never as it is on disk; untracked files
+    # are not the commit's.
+    assert "src/app/util.py:2:     return 43" in text
+    assert "dirty" not in text and "untracked.py" not in text
+    assert "src/app/main.py:" in text  # read from disk

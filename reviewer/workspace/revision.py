@@ -79,18 +79,20 @@ class RevisionWorkspace(Workspace):
 
     @cached_property
     def disk_differences(self) -> frozenset[str] | None:
-        """The files whose content on disk is not this commit's, when that is known cheaply.
+        """The files whose content on disk is not this commit's; None when git cannot say.
 
-        Known when the working tree is clean (what is on disk is HEAD): then it is the files
-        that differ between this commit and HEAD. None when the working tree has changes.
         A search reads the other files from disk (much faster than inflating every object)
-        and only these from git objects; every hit is filtered through this commit's listing.
+        and only these from git objects; every hit is filtered through this commit's
+        listing. With a clean working tree (what is on disk is HEAD) they are the files that
+        differ between this commit and HEAD, from the two trees alone. With local changes,
+        git compares this commit with the files on disk (a path missing from the index,
+        untracked on disk, counts as differing), hashing only what its stat data cannot vouch
+        for.
         """
         # Without a refreshed index a stat-dirty file counts as changed: that only costs
         # speed (the object path is used), never correctness.
         clean = run_git(self.root, ["diff-index", "--quiet", "HEAD", "--"], check=False)
-        if clean.returncode != 0:
-            return None
+        against = ["HEAD"] if clean.returncode == 0 else []
         changed = run_git(
             self.root,
             [
@@ -99,8 +101,9 @@ class RevisionWorkspace(Workspace):
                 "-z",
                 "--no-renames",
                 "--no-ext-diff",
+                "--ignore-submodules=none",
                 self.commit,
-                "HEAD",
+                *against,
                 "--",
             ],
             check=False,
