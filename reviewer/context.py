@@ -232,8 +232,13 @@ def build_plan(
     revision_label: str,
     root: Path,
     config_revision: str | None,
+    redact: Callable[[str], str] = str,
 ) -> ReviewPlan:
-    """The messages for one agent loop per batch. One batch when the diff fits the window."""
+    """The messages for one agent loop per batch. One batch when the diff fits the window.
+
+    `redact` is applied to each file's diff on its own: a secret format that runs to the end
+    of its text (a private key's header without its END line, as a test file may hold)
+    then hides the rest of that file's diff, never the files after it in the batch."""
     coverage = select_files(change, settings)
     files = {f.path: f for f in change.files}
     reviewed = [files[c.path] for c in coverage if c.reviewed]
@@ -297,7 +302,7 @@ def build_plan(
         contexts.append(
             BatchContext(
                 system=system,
-                render_task=_task_renderer(task, batch_values, batch.pieces, budget),
+                render_task=_task_renderer(task, batch_values, batch.pieces, budget, redact),
                 label=batch.label,
                 paths=tuple(batch.paths),
             )
@@ -306,13 +311,17 @@ def build_plan(
 
 
 def _task_renderer(
-    task: Template, values: dict[str, Any], pieces: tuple[Piece, ...], budget: int
+    task: Template,
+    values: dict[str, Any],
+    pieces: tuple[Piece, ...],
+    budget: int,
+    redact: Callable[[str], str],
 ) -> Callable[[], str]:
     """The batch's first message, rendered when its loop starts: the diffs of all batches
     are never held at once."""
 
     def render() -> str:
-        diff = "\n\n".join(render_piece(piece, budget) for piece in pieces)
+        diff = "\n\n".join(redact(render_piece(piece, budget)) for piece in pieces)
         return task.render({**values, "diff": diff})
 
     return render

@@ -134,6 +134,7 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
         revision_label=workspace.label,
         root=root,
         config_revision=base,
+        redact=redactor,
     )
     coverage = _whole_coverage(change, plan.coverage, settings)
     # Files read to check findings are read once, for validation and for anchoring.

@@ -12,10 +12,14 @@ import random
 import re
 import secrets
 import string
+from pathlib import Path
 
 import pytest
 
+from reviewer.cli import main
 from reviewer.redact import REDACTED, Redactor, secret_values
+from reviewer.testing import FakeLLM, reply, tool_call
+from tests.conftest import GitRepo
 
 
 def _random(alphabet: str, length: int) -> str:
@@ -369,3 +373,30 @@ def test_every_url_credential_in_a_text_is_redacted() -> None:
     assert out.count(REDACTED) == 3
     assert "https://example.com/docs:latest" in out
     assert out == _reference_redact(text)
+
+
+def test_a_key_header_without_its_end_hides_only_its_own_file_from_the_model(
+    repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A test file holding a private-key header (no END line) must not take the files after
+    it in the same request out of the model's sight."""
+    repo.write("base.txt", "x\n")
+    repo.commit("base")
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.write("a_keys_test.py", 'HEADER = "-----BEGIN RSA PRIVATE KEY-----"\nSECRET = 1\n')
+    repo.write("b_app.py", "def visible_function():\n    return 42\n")
+    repo.commit("change")
+    for name, value in {
+        "NO_PROXY": "127.0.0.1",
+        "OPENAI_API_KEY": "k",
+        "REVIEWER_MODEL": "m",
+    }.items():
+        monkeypatch.setenv(name, value)
+    submit = reply(tool_calls=[tool_call("submit_review", {"summary": "ok", "findings": []})])
+    with FakeLLM([submit]) as llm:
+        monkeypatch.setenv("OPENAI_BASE_URL", llm.base_url)
+        args = ["review", "--repo", str(repo.root), "--base", "main", "--quiet"]
+        assert main([*args, "--format", f"json={tmp_path / 'r.json'}"]) == 0
+        task = llm.bodies[0]["messages"][1]["content"]
+    assert "def visible_function():" in task  # the next file is shown
+    assert "SECRET = 1" not in task  # the rest of the key's file is not
