@@ -484,6 +484,7 @@ def test_history_walks_are_bounded_in_time_and_say_so(
     whole = ok("get_git_log", {"path": "rare.py"}, workspace)
     assert whole.endswith("add rare") and "[History searched" not in whole
     monkeypatch.setattr(git_tools, "LOG_SECONDS", 0.0)
+    workspace = repo.revision()  # a fresh one: a workspace keeps the walks it has done
     cut = ok("get_git_log", {"path": "rare.py"}, workspace)
     assert "No commits touch 'rare.py' in the history searched." in cut
     assert "[History searched for 0 s and stopped: older commits were not searched.]" in cut
@@ -503,3 +504,23 @@ def test_a_dirty_tree_searches_the_commit_from_disk_and_objects(project: GitRepo
     assert "src/app/util.py:2:     return 43" in text
     assert "dirty" not in text and "untracked.py" not in text
     assert "src/app/main.py:" in text  # read from disk
+
+
+def test_a_history_walk_is_done_once_per_workspace(
+    project: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import reviewer.tools.git as git_tools
+
+    calls = []
+    real = git_tools.run_git_for
+
+    def counted(*args: object, **kwargs: object) -> tuple[bytes, bool]:
+        calls.append(args)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(git_tools, "run_git_for", counted)
+    workspace = project.revision()
+    first = ok("get_git_log", {"path": "README.md"}, workspace)
+    again = ok("get_git_log", {"path": "README.md"}, workspace)
+    other = ok("get_git_log", {"path": "README.md", "count": 1}, workspace)
+    assert first == again and len(calls) == 2 and other.count("\n") == 0

@@ -180,7 +180,10 @@ class GetGitLog(Tool):
         if rel:
             args.append(f":(top,literal){rel}")
         try:
-            raw, stopped = run_git_for(workspace.root, args, LOG_SECONDS)
+            key = tuple(args)
+            if key not in workspace.history:
+                workspace.history[key] = run_git_for(workspace.root, args, LOG_SECONDS)
+            raw, stopped = workspace.history[key]
             out = raw.decode("utf-8", "replace")
         except GitFailed as exc:
             if "does not have any commits" in exc.stderr or "bad revision" in exc.stderr:

@@ -94,6 +94,10 @@ class Workspace(ABC):
         # The files at the base of the change under review, when there is one: removed
         # lines are read there (read_file_lines with side LEFT).
         self.base: Workspace | None = None
+        # Answers of history walks (get_git_log), shared by every loop of a review: a
+        # revision's history does not change while it is reviewed, and a walk can cost
+        # seconds. Keyed by the git arguments.
+        self.history: dict[tuple[str, ...], tuple[bytes, bool]] = {}
 
     # --- what subclasses provide -------------------------------------------------------
 
