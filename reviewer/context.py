@@ -21,6 +21,7 @@ from reviewer.config import Settings
 from reviewer.diff import Change, FileChange, Hunk
 from reviewer.findings import FileCoverage
 from reviewer.gitcmd import run_git
+from reviewer.sinks import map_strings
 from reviewer.tokens import CHARS_PER_TOKEN
 from reviewer.workspace.globs import basename_or_path_matcher
 from reviewer.workspace.paths import quote_path
@@ -236,9 +237,11 @@ def build_plan(
 ) -> ReviewPlan:
     """The messages for one agent loop per batch. One batch when the diff fits the window.
 
-    `redact` is applied to each file's diff on its own: a secret format that runs to the end
-    of its text (a private key's header without its END line, as a test file may hold)
-    then hides the rest of that file's diff, never the files after it in the batch."""
+    A batch's task is redacted value by value (`redact` on every string that goes into the
+    template, and on each file's diff on its own), never as one text: a secret format that
+    runs to the end of its text (a private key's header without its END line) would then
+    hide everything after it. A test file holding such a header, or a file *named* like
+    one, hides at most its own diff or its own name, never the rest of the batch."""
     coverage = select_files(change, settings)
     files = {f.path: f for f in change.files}
     reviewed = [files[c.path] for c in coverage if c.reviewed]
@@ -289,7 +292,7 @@ def build_plan(
             )
         own = [by_path[path] for path in batch.paths]
         listed, more = _bounded(own, skipped, single=len(batches) == 1)
-        batch_values = {
+        batch_values: dict[str, Any] = {
             **values,
             "batch": note,
             # Names as the tools print them (quote_path): the model meets one spelling of a
@@ -302,7 +305,9 @@ def build_plan(
         contexts.append(
             BatchContext(
                 system=system,
-                render_task=_task_renderer(task, batch_values, batch.pieces, budget, redact),
+                render_task=_task_renderer(
+                    task, map_strings(batch_values, redact), batch.pieces, budget, redact
+                ),
                 label=batch.label,
                 paths=tuple(batch.paths),
             )

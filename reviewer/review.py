@@ -219,8 +219,9 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
             budget=budget,
             record=request.keep_transcript,
         )
-        # The diff can hold committed secrets; they must not reach the model either.
-        return agent.run(redactor(batch.system), redactor(batch.task))
+        # The diff can hold committed secrets; they must not reach the model either. The task
+        # is redacted value by value as it is rendered (build_plan), never as one text.
+        return agent.run(redactor(batch.system), batch.task)
 
     if len(plan.batches) == 1:
         outcomes = [review_batch(plan.batches[0])]

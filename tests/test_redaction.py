@@ -375,6 +375,19 @@ def test_every_url_credential_in_a_text_is_redacted() -> None:
     assert out == _reference_redact(text)
 
 
+def _first_task(repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The first message the model is sent for a review of branch `feature` against main."""
+    environment = {"NO_PROXY": "127.0.0.1", "OPENAI_API_KEY": "k", "REVIEWER_MODEL": "m"}
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    submit = reply(tool_calls=[tool_call("submit_review", {"summary": "ok", "findings": []})])
+    with FakeLLM([submit]) as llm:
+        monkeypatch.setenv("OPENAI_BASE_URL", llm.base_url)
+        args = ["review", "--repo", str(repo.root), "--base", "main", "--quiet"]
+        assert main([*args, "--format", f"json={tmp_path / 'r.json'}"]) == 0
+        return str(llm.bodies[0]["messages"][1]["content"])
+
+
 def test_a_key_header_without_its_end_hides_only_its_own_file_from_the_model(
     repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -386,17 +399,23 @@ def test_a_key_header_without_its_end_hides_only_its_own_file_from_the_model(
     repo.write("a_keys_test.py", 'HEADER = "-----BEGIN RSA PRIVATE KEY-----"\nSECRET = 1\n')
     repo.write("b_app.py", "def visible_function():\n    return 42\n")
     repo.commit("change")
-    for name, value in {
-        "NO_PROXY": "127.0.0.1",
-        "OPENAI_API_KEY": "k",
-        "REVIEWER_MODEL": "m",
-    }.items():
-        monkeypatch.setenv(name, value)
-    submit = reply(tool_calls=[tool_call("submit_review", {"summary": "ok", "findings": []})])
-    with FakeLLM([submit]) as llm:
-        monkeypatch.setenv("OPENAI_BASE_URL", llm.base_url)
-        args = ["review", "--repo", str(repo.root), "--base", "main", "--quiet"]
-        assert main([*args, "--format", f"json={tmp_path / 'r.json'}"]) == 0
-        task = llm.bodies[0]["messages"][1]["content"]
+    task = _first_task(repo, tmp_path, monkeypatch)
     assert "def visible_function():" in task  # the next file is shown
     assert "SECRET = 1" not in task  # the rest of the key's file is not
+
+
+def test_a_file_named_like_a_key_header_hides_nothing_else_from_the_model(
+    repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A hostile pull request names a file `-----BEGIN RSA PRIVATE KEY-----`: its name in the
+    file list must not redact the rest of the request (every diff, while the files are
+    reported as reviewed)."""
+    repo.write("base.txt", "x\n")
+    repo.commit("base")
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.write("-----BEGIN RSA PRIVATE KEY-----", "harmless\n")
+    repo.write("z_app.py", "def visible_function():\n    return 42\n")
+    repo.commit("change")
+    task = _first_task(repo, tmp_path, monkeypatch)
+    assert "def visible_function():" in task  # every other file is shown
+    assert "BEGIN RSA PRIVATE KEY" not in task  # the name itself never is
