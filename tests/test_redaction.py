@@ -419,3 +419,35 @@ def test_a_file_named_like_a_key_header_hides_nothing_else_from_the_model(
     task = _first_task(repo, tmp_path, monkeypatch)
     assert "def visible_function():" in task  # every other file is shown
     assert "BEGIN RSA PRIVATE KEY" not in task  # the name itself never is
+
+
+def test_a_key_header_in_one_finding_hides_no_other_finding_on_github() -> None:
+    """The summary comment and a review body are redacted value by value: a finding whose
+    title carries a key header (no END line) keeps the findings after it."""
+    from reviewer.findings import FileCoverage, Finding, ReviewResult, Severity
+    from reviewer.report.github import review_body, summary_comment
+    from reviewer.signing import Signer
+
+    hostile = Finding(
+        path="-----BEGIN RSA PRIVATE KEY-----",
+        line=1,
+        severity=Severity.HIGH,
+        title="See -----BEGIN RSA PRIVATE KEY----- here",
+        body="x",
+    )
+    later = Finding(path="z.py", line=2, severity=Severity.LOW, title="Later finding", body="y")
+    result = ReviewResult(
+        status="complete",
+        summary="s",
+        findings=(hostile, later),
+        model="m",
+        base="a" * 40,
+        head="b" * 40,
+        files=(FileCoverage(hostile.path, "added", True), FileCoverage("z.py", "added", True)),
+    )
+    redact = Redactor()
+    comment = summary_comment(result, state_line="<!-- state -->", redact=redact)
+    assert "Later finding" in comment and "BEGIN RSA PRIVATE KEY" not in comment
+    body = review_body(0, [hostile, later], "1", None, "r", Signer.from_secret("k", "o/n#1"),
+                       redact=redact)  # fmt: skip
+    assert "Later finding" in body and "BEGIN RSA PRIVATE KEY" not in body

@@ -15,7 +15,7 @@ from reviewer.findings import Finding, ReviewResult, Severity, sort_findings
 from reviewer.report.markdown import render_markdown
 from reviewer.report.mdtext import cap_text, fence, inline_code, neutralize, neutralize_line
 from reviewer.signing import Signer
-from reviewer.sinks import command_line, data_name, shown_name
+from reviewer.sinks import command_line, data_name, map_strings, shown_name
 
 # GitHub refuses bodies over 65,536 characters; leave room for markers and notes.
 MAX_BODY_CHARS = 60_000
@@ -97,7 +97,9 @@ def _same(text: str) -> str:
 
 
 def comment_body(finding: Finding, signer: Signer, *, redact: Callable[[str], str] = _same) -> str:
-    """One inline comment: severity, title, the body, a suggestion block, the fingerprint."""
+    """One inline comment: severity, title, the body, a suggestion block, the fingerprint.
+    Redacted value by value (see summary_comment)."""
+    finding = map_strings(finding, redact)
     category = f" · {finding.category}" if finding.category else ""
     parts = [f"{_LABEL[finding.severity]}{category}: {neutralize(finding.title)}", ""]
     parts.append(neutralize(finding.body))
@@ -109,7 +111,7 @@ def comment_body(finding: Finding, signer: Signer, *, redact: Callable[[str], st
             parts += ["", fence(finding.suggestion.rstrip("\n"), "suggestion")]
     if finding.placement_note:
         parts += ["", f"<sub>{neutralize(finding.placement_note)}</sub>"]
-    text, cut = cap_text(redact(defuse_markers("\n".join(parts))), MAX_BODY_CHARS)
+    text, cut = cap_text(defuse_markers("\n".join(parts)), MAX_BODY_CHARS)
     if cut:
         text += "\n\n*(cut: the comment was too long for GitHub)*"
     return f"{text}\n\n{fingerprint_marker(finding.fingerprint, signer)}"
@@ -150,8 +152,8 @@ def review_body(
     if folded:
         lines += ["", f"These findings could not be placed on their lines ({fold_reason}):", ""]
         for finding in sort_findings(folded):
-            lines.append(_folded(finding))
-    text, cut = cap_text(redact(defuse_markers("\n".join(lines))), MAX_BODY_CHARS)
+            lines.append(_folded(map_strings(finding, redact)))
+    text, cut = cap_text(defuse_markers("\n".join(lines)), MAX_BODY_CHARS)
     if cut:
         text += "\n\n*(cut: see the summary comment for the rest)*"
     return f"{text}\n\n{review_marker(run_id, [f.fingerprint for f in folded], signer)}"
@@ -174,14 +176,17 @@ def summary_comment(
     """The one summary comment, edited in place on every run: the marker on its first line,
     the report, and the state for the next run on its last line (signed: left as it is).
 
-    Redaction can lengthen text, so the report is measured after it and rendered smaller
-    when it has to be."""
-    head = "".join(f"> {neutralize_line(note)}\n\n" for note in notes)
+    Everything is redacted value by value before it is rendered, never as one text: a secret
+    format that runs to the end of its text (a key header without its END line, in a file
+    name or a finding) would hide every finding after it. Defusing markers can lengthen
+    text, so the report is measured after it and rendered smaller when it has to be."""
+    head = "".join(f"> {neutralize_line(redact(note))}\n\n" for note in notes)
+    safe = map_strings(result, redact)
     room = MAX_BODY_CHARS - len(state_line) - len(SUMMARY_MARKER) - 2
     budget = room - len(head)
     while True:
-        report = render_markdown(result, max_bytes=budget, full_list=FULL_LIST)
-        text = redact(defuse_markers(head + report))
+        report = render_markdown(safe, max_bytes=budget, full_list=FULL_LIST)
+        text = defuse_markers(head + report)
         if len(text) <= room or budget < 2_000:
             break
         budget -= len(text) - room + 100
