@@ -208,17 +208,16 @@ class _Run:
         """The answers to `calls`, in order: from the cache (an identical earlier call, also
         one earlier in the same reply), refused past the budget, or run (concurrently)."""
         answers: list[str | None] = [None] * len(calls)
-        first_of: dict[str, int] = {}
+        keys = [_cache_key(call) for call in calls]
+        running: set[str] = set()
         to_run: list[int] = []
         for index, call in enumerate(calls):
             arguments = call.arguments_json()
-            key = _cache_key(call)
+            key = keys[index]
             self.tool_calls += 1
-            repeat = key in self.cache or key in first_of
-            if repeat:
+            if key in self.cache or key in running:  # answered from the first call's result
                 if self.agent.events:
                     self.agent.events.tool_called(call.name, arguments, True)
-                first_of.setdefault(key, -1)
                 continue
             if not self.budget.take_tool_call():
                 self.refused_tool_calls += 1
@@ -229,14 +228,14 @@ class _Run:
                 continue
             if self.agent.events:
                 self.agent.events.tool_called(call.name, arguments, False)
-            first_of[key] = index
+            running.add(key)
             to_run.append(index)
         for index, text in zip(to_run, self._execute([calls[i] for i in to_run]), strict=True):
             answers[index] = text
-            self.cache[_cache_key(calls[index])] = text
-        for index, call in enumerate(calls):
+            self.cache[keys[index]] = text
+        for index, key in enumerate(keys):
             if answers[index] is None:
-                earlier = self.cache[_cache_key(call)]
+                earlier = self.cache[key]
                 answers[index] = "[Same call as before; this is its earlier answer.]\n" + earlier
         return [text or "" for text in answers]
 

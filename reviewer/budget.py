@@ -45,7 +45,6 @@ class ReviewBudget:
         self.tokens = 0
         self.reserved = 0
         self.tool_calls = 0
-        self.usage = Usage()
 
     # --- requests ------------------------------------------------------------------------
 
@@ -72,7 +71,6 @@ class ReviewBudget:
             self.reserved -= reservation.tokens
             if usage is not None:
                 self.tokens += usage.total_tokens
-                self.usage = self.usage + usage
 
     def time_spent(self) -> str:
         return spent_time(self.settings) if self.clock() >= self.deadline else ""

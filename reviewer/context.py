@@ -163,7 +163,7 @@ def rendered_size(piece: Piece) -> int:
     hunks = file.hunks if piece.hunks is None else piece.hunks
     if piece.hunks is None and (file.status == "deleted" or not hunks):
         return len(render_file(file))
-    size = len(f"### {quote_path(file.path)} ({_describe(file)}, {piece.part or 'x' * 20})")
+    size = len(_file_header(file, piece.part or "x" * 20))
     for hunk in hunks:
         body = hunk.body
         rows = body.count("\n") + 1 if body else 0
@@ -172,7 +172,7 @@ def rendered_size(piece: Piece) -> int:
 
 
 def render_file(file: FileChange) -> str:
-    header = f"### {quote_path(file.path)} ({_describe(file)}, +{file.additions} -{file.deletions})"
+    header = _file_header(file, f"+{file.additions} -{file.deletions}")
     if file.status == "deleted":
         return f"{header}\nThe file is deleted ({file.deletions} lines removed)."
     if not file.hunks:
@@ -181,6 +181,12 @@ def render_file(file: FileChange) -> str:
     for hunk in file.hunks:
         lines.extend(render_hunk(hunk))
     return "\n".join(lines)
+
+
+def _file_header(file: FileChange, detail: str) -> str:
+    """A file's heading in the prompt: its name as the tools print it, what changed, and
+    `detail` (its line counts, or which part of it this is)."""
+    return f"### {quote_path(file.path)} ({_describe(file)}, {detail})"
 
 
 def _describe(file: FileChange) -> str:
@@ -407,7 +413,7 @@ def render_piece(piece: Piece, budget: int) -> str:
     if piece.hunks is None:
         text = render_file(file)
     else:
-        header = f"### {quote_path(file.path)} ({_describe(file)}, {piece.part})"
+        header = _file_header(file, piece.part)
         text = "\n".join([header, *(ln for hunk in piece.hunks for ln in render_hunk(hunk))])
     if len(text) <= budget:
         return text
