@@ -9,6 +9,7 @@ reaches a sink any other way (tests/test_sinks.py enumerates them and checks the
 | workflow commands (annotations on stdout) | `command_line` |
 | GitHub Markdown (comments, review body, job summary, Markdown report) | `report.mdtext` |
 | tool output (what the model reads) | `tools.text.quote_path` |
+| model requests (every string of every message; the client's one way out) | `for_model` |
 | repository names in reports | `printable` with `data_name` or `shown_name` |
 
 JSON and SARIF reports are written by a JSON encoder, which escapes on its own.
@@ -117,12 +118,15 @@ def shown_name(name: str) -> str:
     return quote_path(name)
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def valid_text(text: str) -> str:
     """Text any encoder takes: a lone surrogate (from a name's bad bytes or a model's JSON
-    escape) becomes U+FFFD."""
+    escape) becomes U+FFFD, visibly."""
     if text.isascii():
         return text
-    return text.encode("utf-8", "replace").decode("utf-8") if _has_surrogate(text) else text
+    return _SURROGATE.sub("\ufffd", text) if _has_surrogate(text) else text
 
 
 def _has_surrogate(text: str) -> bool:
@@ -131,6 +135,15 @@ def _has_surrogate(text: str) -> bool:
     except UnicodeEncodeError:
         return True
     return False
+
+
+def for_model(value: Any) -> Any:
+    """A model request (its messages, tools and settings) with every string valid UTF-8, the
+    shape kept: the one way a request leaves (reviewer/llm/client.py). The producers quote
+    every repository name as git does (quote_path), so the model reads one spelling of a
+    name everywhere; what none of them could quote (a model's own lone surrogate escape,
+    sent back in its message) becomes U+FFFD here, never a request that cannot be sent."""
+    return map_strings(value, valid_text)
 
 
 def printable(value: Any, name: Callable[[str], str] = data_name) -> Any:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import re
 import unicodedata
 from collections.abc import Callable
@@ -17,7 +18,7 @@ import pytest
 
 import reviewer
 from reviewer.report.mdtext import neutralize, neutralize_line
-from reviewer.sinks import clean_text, command_line, log_line, one_line
+from reviewer.sinks import clean_text, command_line, for_model, log_line, one_line
 from reviewer.testing import reply, tool_call
 from reviewer.testing.fake_github import FakeGitHub
 from reviewer.workspace.paths import quote_path
@@ -90,6 +91,7 @@ SINKS: dict[str, tuple[Callable[[str], str], Callable[[str], None]]] = {
     "GitHub Markdown": (neutralize, _check_markdown),
     "GitHub Markdown line": (neutralize_line, _check_markdown),
     "tool output": (quote_path, _check_tool_output),
+    "model request": (for_model, lambda text: text.encode("utf-8") and None),
 }
 
 
@@ -98,6 +100,36 @@ SINKS: dict[str, tuple[Callable[[str], str], Callable[[str], None]]] = {
 def test_every_sink_makes_hostile_text_inert(sink: str, text: str) -> None:
     make_safe, check = SINKS[sink]
     check(make_safe(text))
+
+
+def test_a_model_request_leaves_as_valid_utf8_in_its_own_shape() -> None:
+    escaped_byte = os.fsdecode(b"caf\xe9")  # a name's byte that is not UTF-8: 'caf\udce9'
+    half_emoji = "\ud83d"  # a model's JSON escape of half a surrogate pair
+    call = {"name": "read_file", "arguments": '{"path": "caf\\udce9"}'}
+    request: dict[str, Any] = {
+        "model": "m",
+        "temperature": 0.2,
+        "messages": [
+            {"role": "system", "content": "plain"},
+            {"role": "user", "content": f"é {escaped_byte} {half_emoji}😀"},
+            {"role": "assistant", "content": None, "tool_calls": [{"id": "c", "function": call}]},
+            {"role": "tool", "tool_call_id": "c", "content": quote_path(escaped_byte)},
+        ],
+        "tools": [{"type": "function", "function": {"name": "x", "parameters": {}}}],
+    }
+    before = json.dumps(request)
+    sent = for_model(request)
+    # What the openai client does with a request (httpx: ensure_ascii=False, then UTF-8).
+    json.dumps(sent, ensure_ascii=False).encode("utf-8")
+    # A lone surrogate is shown as U+FFFD; valid text, numbers, None and names already quoted
+    # as git quotes them are left as they were, and so is the conversation itself.
+    assert sent["messages"][1]["content"] == "é caf\ufffd \ufffd😀"
+    assert sent["messages"][3]["content"] == '"caf\\351"'
+    assert {**sent, "messages": [sent["messages"][i] for i in (0, 2, 3)]} == {
+        **request,
+        "messages": [request["messages"][i] for i in (0, 2, 3)],
+    }
+    assert json.dumps(request) == before
 
 
 # Where the program may write to stdout or stderr itself: the sinks and the edges that print

@@ -30,6 +30,7 @@ from reviewer.llm.quirks import (
     server_message,
 )
 from reviewer.llm.replies import Reply, for_server, normalize
+from reviewer.sinks import for_model
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 _MAX_BACKOFF_SECONDS = 30.0
@@ -175,6 +176,8 @@ class ChatModel:
         if self.settings.max_output_tokens is not None:
             key = "max_completion_tokens" if profile.use_max_completion_tokens else "max_tokens"
             request[key] = self.settings.max_output_tokens
+        # Every string leaves as valid UTF-8, whoever made it (sinks.for_model).
+        request = for_model(request)
         if profile.stream:
             reply = self._streamed(request, retries)
         else:

@@ -16,6 +16,7 @@ from pydantic import ValidationError
 
 from reviewer.errors import ReviewerError, ToolError
 from reviewer.redact import Redactor
+from reviewer.sinks import valid_text
 from reviewer.tools.base import Tool
 from reviewer.tools.files import GetFileStructure, ListFiles, ReadFile, ReadFileLines
 from reviewer.tools.git import GetGitBlame, GetGitLog
@@ -94,7 +95,8 @@ def run_tool(
     except Exception as exc:  # a tool must never take the review down
         shown = quote_path(str(name))
         text, is_error = f"Error: {shown} failed unexpectedly ({type(exc).__name__}).", True
-    text = redact(text).encode("utf-8", "replace").decode("utf-8")
+    # Names are quoted where they are printed; a stray lone surrogate is shown as U+FFFD.
+    text = valid_text(redact(text))
     if len(text) > MAX_RESULT_CHARS:
         text = (
             text[:MAX_RESULT_CHARS]
