@@ -28,6 +28,7 @@ from reviewer.submission import SUBMIT_REVIEW, FindingIn, SubmitReview, submit_r
 from reviewer.tokens import estimate_message_tokens, estimate_request_tokens
 from reviewer.tools import parse_arguments, run_tool, tool_schemas
 from reviewer.workspace import Workspace
+from reviewer.workspace.paths import quote_path
 
 # Room kept free in the context window for the model's reply when max_output_tokens is unset.
 _REPLY_RESERVE_TOKENS = 4096
@@ -406,7 +407,8 @@ def _no_tool_calls(replies: int) -> str:
 
 
 def _where(finding: FindingIn) -> str:
-    return f"{finding.path}:{finding.line}"
+    # The path was checked (Workspace.normalize): the name itself, quoted as the tools print it.
+    return f"{quote_path(finding.path)}:{finding.line}"
 
 
 def _cache_key(call: ToolCall) -> str:

@@ -40,6 +40,7 @@ from reviewer.workspace import (
     repository_root,
     resolve_commit,
 )
+from reviewer.workspace.paths import quote_path
 
 _DEFAULT_BASES = ("origin/HEAD", "main", "master", "origin/main", "origin/master")
 _MAX_DESCRIPTION_CHARS = 6000
@@ -381,8 +382,10 @@ def _change_info(root: Path, base: str, head: str | None, redactor: Redactor) ->
     GitPython reads them: commit objects with their declared encodings are its job, and
     nothing here streams or caps output the way the sandboxed tools must.
     """
+    # The folder's name, as the tools print a name: it may hold bytes that are not UTF-8.
+    folder = quote_path(root.name)
     if head is None:
-        return ChangeInfo("Uncommitted changes", "", root.name)
+        return ChangeInfo("Uncommitted changes", "", folder)
     repo = git.Repo(root)
     try:
         commits = list(repo.iter_commits(f"{base}..{head}", max_count=_MAX_COMMITS))
@@ -390,11 +393,11 @@ def _change_info(root: Path, base: str, head: str | None, redactor: Redactor) ->
     finally:
         repo.close()
     if not messages:
-        return ChangeInfo("(no commits)", "", root.name)
+        return ChangeInfo("(no commits)", "", folder)
     newest = messages[-1][0]
     title = newest if len(messages) == 1 else f"{len(messages)} commits: {newest}"
     body = "\n\n".join(message for _summary, message in messages)
-    return ChangeInfo(redactor(title), redactor(body[:_MAX_DESCRIPTION_CHARS]), root.name)
+    return ChangeInfo(redactor(title), redactor(body[:_MAX_DESCRIPTION_CHARS]), folder)
 
 
 def _nothing_to_review(

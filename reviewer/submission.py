@@ -200,12 +200,12 @@ def check_finding(
     end = finding.end_line or finding.line
     if end < finding.line:
         return f"end_line {end} is before line {finding.line}"
+    shown = quote_path(finding.path)  # as the tools print it
     if finding.side == "LEFT":
         if not removed_line_exists(finding.path, finding.line):
             return (
                 f"side LEFT needs a line the diff removes (or shows as context) in "
-                f"'{finding.path}'; line {finding.line} is not one. Use side RIGHT for the "
-                "new file."
+                f"'{shown}'; line {finding.line} is not one. Use side RIGHT for the new file."
             )
         return None
     try:
@@ -214,7 +214,7 @@ def check_finding(
         return str(exc)
     if finding.line > len(lines) or end > len(lines):
         return (
-            f"line {max(finding.line, end)} is past the end of '{finding.path}', which has "
+            f"line {max(finding.line, end)} is past the end of '{shown}', which has "
             f"{len(lines)} lines at the reviewed revision"
         )
     return None

@@ -118,6 +118,75 @@ def test_a_name_that_is_not_utf8_is_reviewed_in_git_quoted_form(
     assert uri["uri"] == "latin-%E9.txt"
 
 
+def test_every_request_of_a_review_of_names_that_are_not_utf8_is_valid_utf8(
+    make_repo: Callable[[str], GitRepo], env: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The repository's own folder name is not UTF-8 either: the prompt names it.
+    repo = make_repo(os.fsdecode(b"shop-\xe9"))
+    folder, inner = os.fsdecode(b"dir-\xe9"), os.fsdecode(b"in-\xff.py")
+
+    def change(root: Path) -> None:
+        (root / LATIN).write_bytes(b"one\ntwo\ndef f():\n    pass\n")
+        (root / folder).mkdir()
+        (root / folder / inner).write_bytes(b"def g():\n    return 1\n")
+
+    branch(repo, change)
+    folder_quoted = '"dir-\\351"'
+    lines = {"path": LATIN_QUOTED, "startLine": 1, "endLine": 2}
+    calls = [
+        tool_call("read_file", {"path": LATIN_QUOTED}),
+        tool_call("read_file_lines", lines),
+        tool_call("read_file_lines", {**lines, "side": "LEFT"}),  # added: not at the base
+        tool_call("list_files", {"path": folder_quoted}),
+        tool_call("list_files", {}),
+        tool_call("search_text", {"pattern": "def", "path": folder_quoted}),
+        tool_call("search_text", {"pattern": "def"}),
+        tool_call("get_file_structure", {}),
+        tool_call("get_git_blame", {"path": LATIN_QUOTED}),
+        tool_call("get_git_log", {"path": folder_quoted}),
+        tool_call("read_file", {"path": LATIN}),  # the raw name, as a JSON \udce9 escape
+        tool_call("read_file", {"path": '"gone-\\351.txt"'}),
+    ]
+    steps = [
+        # A model's own words may hold a lone surrogate escape too (an emoji cut in half).
+        reply("looking \udce9", tool_calls=calls),
+        submit(finding(LATIN_QUOTED, 2), finding(LATIN_QUOTED, 99, title="Past the end")),
+        submit(finding(LATIN_QUOTED, 2)),
+    ]
+    out = tmp_path / "out"
+    with FakeLLM(steps) as llm:
+        monkeypatch.setenv("OPENAI_BASE_URL", llm.base_url)
+        code = main(
+            [
+                "review", "--repo", str(repo.root), "--base", "main", "--head", "feature",
+                "--quiet", "--format", f"json={out}/r.json", "--transcript", f"{out}/t.jsonl",
+            ]
+        )  # fmt: skip
+        llm.close()
+    report = json.loads((out / "r.json").read_text(encoding="utf-8"))
+    assert code == 0 and report["status"] == "complete", report.get("stop_reason")
+    assert len(llm.requests) == 3 and llm.failures == []
+    for request in llm.requests:  # a lone surrogate escape would not survive this
+        json.dumps(request.body, ensure_ascii=False).encode("utf-8")
+    first = llm.requests[0].body["messages"]
+    assert '`"shop-\\351"`' in first[0]["content"]
+    results = [m["content"] for m in llm.requests[1].body["messages"] if m["role"] == "tool"]
+    assert results[4] == f"base.txt\n{folder_quoted}/\n{LATIN_QUOTED}"
+    assert results[10] == "one\ntwo\ndef f():\n    pass"
+    assert "'\"gone-\\351.txt\"' does not exist" in results[11]
+    assert llm.requests[1].body["messages"][2]["content"] == "looking \ufffd"
+    rejected = llm.requests[2].body["messages"][-1]["content"]
+    assert f"finding 2 ({LATIN_QUOTED}:99): line 99 is past the end of '{LATIN_QUOTED}'" in (
+        rejected
+    )
+    (only,) = report["findings"]
+    assert only["path"] == LATIN_QUOTED and only["code"] == "two"
+    # The transcript (JSON lines) is written, and holds the same words the model read.
+    transcript = (out / "t.jsonl").read_text(encoding="utf-8").splitlines()
+    results = [e["result"]["content"] for e in map(json.loads, transcript) if "result" in e]
+    assert rejected in results
+
+
 @pytest.mark.parametrize("name", [" lead.txt", "trail.txt ", "back\\slash.txt", '"quoted".txt'])
 def test_names_with_edge_spaces_and_backslashes_are_taken_exactly(
     repo: GitRepo, env: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
