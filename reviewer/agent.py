@@ -1,5 +1,7 @@
-"""The agent loop: the model investigates with the tools until it calls `submit_review`, or a
-budget of the review (model requests, tool calls, tokens, wall time) runs out. The budgets
+"""The agent loop: the model investigates with the tools until it calls its final tool
+(`submit_review` for a review, `submit_answer` for an answer in a thread) with arguments that
+pass that tool's checks, or a budget of the review (model requests, tool calls, tokens, wall
+time) runs out. The budgets
 are the review's, shared with every other loop of it (reviewer/budget.py).
 
 The loop never trusts the model: tool calls run in the sandbox, malformed calls and invalid
@@ -14,9 +16,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Protocol
-
-from pydantic import ValidationError
+from typing import Any, Generic, Protocol, TypeVar
 
 from reviewer.budget import Reservation, ReviewBudget, spent_tool_calls
 from reviewer.config import Settings
@@ -24,11 +24,10 @@ from reviewer.errors import ToolError
 from reviewer.findings import Usage
 from reviewer.llm import ChatModel, ContextLengthError, ModelError, Reply, ToolCall
 from reviewer.redact import Redactor
-from reviewer.submission import SUBMIT_REVIEW, FindingIn, SubmitReview, submit_review_schema
+from reviewer.submission import FindingIn
 from reviewer.tokens import estimate_message_tokens, estimate_request_tokens
 from reviewer.tools import parse_arguments, run_tool, tool_schemas
 from reviewer.workspace import Workspace
-from reviewer.workspace.paths import quote_path
 
 # Room kept free in the context window for the model's reply when max_output_tokens is unset.
 _REPLY_RESERVE_TOKENS = 4096
@@ -44,9 +43,33 @@ _TOOL_WORKERS = 8
 # Replies in a row without a usable tool call before the loop gives up on the model.
 _MAX_IDLE_REPLIES = 4
 
-# Checks a submission against the repository: {finding number (1-based): problem}, and
-# 0 for a problem with the submission as a whole.
-Validator = Callable[[SubmitReview], dict[int, str]]
+# What the final tool accepts: a review's submission, an answer's text.
+T = TypeVar("T")
+
+
+@dataclass
+class Verdict(Generic[T]):
+    """What a call of the final tool came to: the text the model gets back, and the accepted
+    value (None when the call must be fixed and made again)."""
+
+    reply: str
+    accepted: T | None = None
+    # A rejected review's findings that passed their checks, kept if the loop ends there.
+    unverified: list[FindingIn] = field(default_factory=list)
+    # The model's own words in a rejected call (a summary), kept for the report.
+    text: str = ""
+
+
+class FinalTool(Protocol[T]):
+    """The tool that ends a loop: declared once (its schema), checked when called."""
+
+    @property
+    def name(self) -> str: ...
+    # What the model passes to it, for the loop's reminders ("your summary and findings").
+    @property
+    def purpose(self) -> str: ...
+    def schema(self) -> dict[str, Any]: ...
+    def accept(self, arguments: str) -> Verdict[T]: ...
 
 
 class AgentEvents(Protocol):
@@ -58,8 +81,8 @@ class AgentEvents(Protocol):
 
 
 @dataclass
-class AgentOutcome:
-    submission: SubmitReview | None
+class AgentOutcome(Generic[T]):
+    submission: T | None
     usage: Usage
     turns: int
     tool_calls: int
@@ -72,11 +95,11 @@ class AgentOutcome:
 
 
 @dataclass
-class Agent:
+class Agent(Generic[T]):
     model: ChatModel
     workspace: Workspace
     settings: Settings
-    validate: Validator
+    final: FinalTool[T]
     redactor: Redactor
     events: AgentEvents | None = None
     clock: Callable[[], float] = time.monotonic
@@ -85,17 +108,18 @@ class Agent:
     # Keep the messages for a transcript (else only the transcript's end marks are kept).
     record: bool = True
 
-    def run(self, system: str, task: str) -> AgentOutcome:
+    def run(self, system: str, task: str) -> AgentOutcome[T]:
         return _Run(self, system, task).loop()
 
 
-class _Run:
+class _Run(Generic[T]):
     """The state of one loop; kept apart from the Agent so an Agent can be reused."""
 
-    def __init__(self, agent: Agent, system: str, task: str) -> None:
+    def __init__(self, agent: Agent[T], system: str, task: str) -> None:
         self.agent = agent
         self.settings = agent.settings
-        self.tools = [*tool_schemas(), submit_review_schema()]
+        self.final = agent.final
+        self.tools = [*tool_schemas(), agent.final.schema()]
         self.messages: list[dict[str, Any]] = [
             {"role": "system", "content": system},
             {"role": "user", "content": task},
@@ -123,7 +147,7 @@ class _Run:
 
     # --- the loop ------------------------------------------------------------------------
 
-    def loop(self) -> AgentOutcome:
+    def loop(self) -> AgentOutcome[T]:
         while True:
             reason = self._budget_spent()
             if reason:
@@ -187,16 +211,17 @@ class _Run:
         finally:
             self.budget.settle(held, reply.usage if reply is not None else None)
 
-    def _answer_calls(self, calls: tuple[ToolCall, ...]) -> SubmitReview | None:
+    def _answer_calls(self, calls: tuple[ToolCall, ...]) -> T | None:
         """Answer every call of one reply, in order. The tools a reply asks for run at the
         same time (a model often asks for several files at once, and git tools wait on
         processes); the answers go back in the order of the calls."""
-        answers = self._run_tools([call for call in calls if call.name != SUBMIT_REVIEW])
-        accepted: SubmitReview | None = None
+        final = self.final.name
+        answers = self._run_tools([call for call in calls if call.name != final])
+        accepted: T | None = None
         for call in calls:
-            if call.name == SUBMIT_REVIEW:
+            if call.name == final:
                 text, accepted_now = self._submit(call)
-                accepted = accepted or accepted_now
+                accepted = accepted if accepted is not None else accepted_now
             else:
                 text = answers.pop(0)
             self.messages.append({"role": "tool", "tool_call_id": call.id, "content": text})
@@ -224,7 +249,7 @@ class _Run:
                 self.refused_tool_calls += 1
                 answers[index] = (
                     f"Error: the review's tool-call budget ({self.settings.max_tool_calls}) is "
-                    "spent; call submit_review now with what you have."
+                    f"spent; call {self.final.name} now with what you have."
                 )
                 continue
             if self.agent.events:
@@ -250,35 +275,12 @@ class _Run:
         with ThreadPoolExecutor(max_workers=min(len(calls), _TOOL_WORKERS)) as pool:
             return list(pool.map(one, calls))
 
-    def _submit(self, call: ToolCall) -> tuple[str, SubmitReview | None]:
-        try:
-            submission = SubmitReview.model_validate(parse_arguments(call.arguments))
-        except ToolError as exc:
-            return f"Error: submit_review: {exc}", None
-        except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()[:10]
-            )
-            return (
-                f"Error: submit_review arguments are invalid: {problems}. Fix and call again.",
-                None,
-            )
-        problems = self.agent.validate(submission)
-        if problems:
-            self.unverified = [
-                f for index, f in enumerate(submission.findings, 1) if index not in problems
-            ]
-            self.last_text = submission.summary or self.last_text
-            listed = "; ".join(
-                f"finding {n} ({_where(submission.findings[n - 1])}): {text}" if n else text
-                for n, text in sorted(problems.items())
-            )
-            return (
-                f"Error: submit_review was not accepted: {listed}. Fix these findings (or drop "
-                "them) and call submit_review again with the complete list.",
-                None,
-            )
-        return "Review received.", submission
+    def _submit(self, call: ToolCall) -> tuple[str, T | None]:
+        verdict = self.final.accept(call.arguments)
+        if verdict.accepted is None:
+            self.unverified = verdict.unverified
+            self.last_text = verdict.text or self.last_text
+        return verdict.reply, verdict.accepted
 
     # --- budgets and context ---------------------------------------------------------------
 
@@ -295,22 +297,22 @@ class _Run:
         if self.budget.share_used() >= _WRAP_UP_SHARE:
             self.warned = True
             self._say(
-                "Your budget for this review is nearly spent. Stop investigating and call "
-                "submit_review now with the findings you have."
+                "Your budget is nearly spent. Stop investigating and call "
+                f"{self.final.name} now with {self.final.purpose}."
             )
 
     def _nudge(self, reply: Reply) -> None:
         if reply.finish_reason == "length":
             text = (
                 "Your reply was cut off at the output limit. Keep it short: call a tool, or "
-                "call submit_review with a brief summary."
+                f"call {self.final.name} with {self.final.purpose}, briefly."
             )
         elif not reply.content.strip():
-            text = "Your reply was empty. Call a tool to investigate, or call submit_review."
+            text = f"Your reply was empty. Call a tool to investigate, or call {self.final.name}."
         else:
             text = (
-                "Answer by calling a tool. When you are done, call submit_review with your "
-                "summary and findings; plain text is not read as a review."
+                f"Answer by calling a tool. When you are done, call {self.final.name} with "
+                f"{self.final.purpose}; plain text is not read."
             )
         self._say(text)
 
@@ -384,7 +386,7 @@ class _Run:
             }
         self.transcript.append(entry)
 
-    def _outcome(self, submission: SubmitReview | None, reason: str) -> AgentOutcome:
+    def _outcome(self, submission: T | None, reason: str) -> AgentOutcome[T]:
         return AgentOutcome(
             submission=submission,
             usage=self.usage,
@@ -404,11 +406,6 @@ def _no_tool_calls(replies: int) -> str:
         "Ollama: pick a model with tool support; vLLM: --enable-auto-tool-choice "
         "--tool-call-parser NAME)"
     )
-
-
-def _where(finding: FindingIn) -> str:
-    # The path was checked (Workspace.normalize): the name itself, quoted as the tools print it.
-    return f"{quote_path(finding.path)}:{finding.line}"
 
 
 def _cache_key(call: ToolCall) -> str:

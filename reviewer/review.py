@@ -29,6 +29,7 @@ from reviewer.submission import (
     SUBMIT_REVIEW,
     FindingIn,
     LineCounter,
+    ReviewSubmission,
     SubmitReview,
     check_finding,
 )
@@ -214,7 +215,9 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
             ),
             workspace=workspace,
             settings=settings,
-            validate=lambda submission: _check_submission(submission, change, workspace, counter),
+            final=ReviewSubmission(
+                lambda submission: _check_submission(submission, change, workspace, counter)
+            ),
             redactor=redactor,
             events=part_events,
             budget=budget,

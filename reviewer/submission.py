@@ -1,4 +1,5 @@
-"""The model's final answer, `submit_review`: declared once, validated against the repository.
+"""The model's final answers: `submit_review` ends a review, `submit_answer` an answer to a
+question in a thread. Each is declared once and checked when called.
 
 The pydantic model gives the schema the model is shown and parses the call. `check_findings`
 then holds each finding to the facts (the file exists at the reviewed revision, the line is
@@ -8,10 +9,12 @@ fix, within budget.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from functools import cache
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from reviewer.diff import SUBMODULE_MODE, SYMLINK_MODE, Change
 from reviewer.errors import ToolError
@@ -21,7 +24,12 @@ from reviewer.tools.text import split_lines
 from reviewer.workspace import Workspace
 from reviewer.workspace.paths import quote_path
 
+if TYPE_CHECKING:
+    from reviewer.agent import Verdict
+
 SUBMIT_REVIEW = "submit_review"
+SUBMIT_ANSWER = "submit_answer"
+FINAL_TOOLS = (SUBMIT_REVIEW, SUBMIT_ANSWER)
 _CATEGORY_SYNONYMS = {
     "correctness": "bug",
     "logic": "bug",
@@ -151,6 +159,122 @@ def submit_review_schema() -> dict[str, Any]:
             },
         },
     }
+
+
+# Checks a submission against the repository: {finding number (1-based): problem}, and
+# 0 for a problem with the submission as a whole.
+Validator = Callable[[SubmitReview], dict[int, str]]
+
+
+@dataclass(frozen=True)
+class ReviewSubmission:
+    """`submit_review` as the final tool of a review loop (agent.FinalTool)."""
+
+    validate: Validator
+    name: str = SUBMIT_REVIEW
+    purpose: str = "your summary and findings"
+
+    def schema(self) -> dict[str, Any]:
+        return submit_review_schema()
+
+    def accept(self, arguments: str) -> Verdict[SubmitReview]:
+        from reviewer.agent import Verdict
+
+        submission = _parsed(SubmitReview, SUBMIT_REVIEW, arguments)
+        if isinstance(submission, str):
+            return Verdict(submission)
+        problems = self.validate(submission)
+        if not problems:
+            return Verdict("Review received.", submission)
+        listed = "; ".join(
+            f"finding {n} ({_where(submission.findings[n - 1])}): {text}" if n else text
+            for n, text in sorted(problems.items())
+        )
+        return Verdict(
+            f"Error: submit_review was not accepted: {listed}. Fix these findings (or drop "
+            "them) and call submit_review again with the complete list.",
+            unverified=[
+                f for index, f in enumerate(submission.findings, 1) if index not in problems
+            ],
+            text=submission.summary,
+        )
+
+
+class SubmitAnswer(BaseModel):
+    """Finish: give your answer to the question in the thread, in Markdown. Call it once, at
+    the end."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    answer: str = Field(
+        description="Markdown answer to the question, for the person who asked.",
+        validation_alias=AliasChoices("answer", "text", "body", "reply"),
+    )
+
+
+@cache
+def submit_answer_schema() -> dict[str, Any]:
+    """The `submit_answer` entry of the OpenAI `tools` list."""
+    return {
+        "type": "function",
+        "function": {
+            "name": SUBMIT_ANSWER,
+            "description": " ".join((SubmitAnswer.__doc__ or "").split()),
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "answer": {
+                        "type": "string",
+                        "description": SubmitAnswer.model_fields["answer"].description,
+                    }
+                },
+                "required": ["answer"],
+            },
+        },
+    }
+
+
+@dataclass(frozen=True)
+class AnswerSubmission:
+    """`submit_answer` as the final tool of an answer loop (agent.FinalTool)."""
+
+    name: str = SUBMIT_ANSWER
+    purpose: str = "your answer"
+
+    def schema(self) -> dict[str, Any]:
+        return submit_answer_schema()
+
+    def accept(self, arguments: str) -> Verdict[SubmitAnswer]:
+        from reviewer.agent import Verdict
+
+        submission = _parsed(SubmitAnswer, SUBMIT_ANSWER, arguments)
+        if isinstance(submission, str):
+            return Verdict(submission)
+        if not submission.answer.strip():
+            return Verdict(
+                "Error: submit_answer needs a non-empty answer. Call it again with your answer."
+            )
+        return Verdict("Answer received.", submission)
+
+
+def _parsed(model: type[Any], name: str, arguments: str) -> Any:
+    """The call's arguments as `model`, or the error the model gets back."""
+    from reviewer.tools import parse_arguments
+
+    try:
+        return model.model_validate(parse_arguments(arguments))
+    except ToolError as exc:
+        return f"Error: {name}: {exc}"
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()[:10]
+        )
+        return f"Error: {name} arguments are invalid: {problems}. Fix and call again."
+
+
+def _where(finding: FindingIn) -> str:
+    # The path was checked (Workspace.normalize): the name itself, quoted as the tools print it.
+    return f"{quote_path(finding.path)}:{finding.line}"
 
 
 # A changed symlink or submodule is one line of text as GitHub shows it in the pull request
