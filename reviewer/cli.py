@@ -123,6 +123,30 @@ def build_parser() -> argparse.ArgumentParser:
     )
     tools.add_argument("--json", action="store_true", help="print the OpenAI `tools` schemas")
     tools.set_defaults(handler=_list_tools_command)
+
+    init = commands.add_parser(
+        "init",
+        help="write a commented .reviewer.toml (and, with --github, the workflow)",
+        description=(
+            "Write a commented .reviewer.toml at the repository's root: every setting, its "
+            "default and what it does, all commented out. With --github, also "
+            ".github/workflows/reviewer.yml. An existing file is never overwritten without "
+            "--force. Exit 0 when written, 2 when a file exists or cannot be written."
+        ),
+    )
+    init.add_argument(
+        "--repo", type=Path, default=Path("."), help="repository folder (default: current)"
+    )
+    init.add_argument(
+        "--github", action="store_true", help="also write .github/workflows/reviewer.yml"
+    )
+    init.add_argument(
+        "--action",
+        metavar="OWNER/REPO@REF",
+        help="the action the workflow uses (default: a placeholder to edit)",
+    )
+    init.add_argument("--force", action="store_true", help="overwrite existing files")
+    init.set_defaults(handler=_init_command)
     return parser
 
 
@@ -271,6 +295,18 @@ def _list_tools_command(args: argparse.Namespace) -> int:
     for tool in TOOLS.values():
         _write(f"{tool.signature()}\n    {tool.description()}\n")
     return 0
+
+
+def _init_command(args: argparse.Namespace) -> int:
+    from reviewer.init import write_init
+    from reviewer.workspace import repository_root
+
+    root = repository_root(args.repo)
+    for written in write_init(root, github=args.github, force=args.force, action=args.action):
+        log(f"wrote {written.path}")
+        if written.note:
+            log(f"next: {written.note}")
+    return int(ExitCode.OK)
 
 
 def _write(text: str) -> None:

@@ -39,7 +39,9 @@ class Settings(BaseModel):
     model: str | None = Field(None, description="Model name the endpoint serves.")
     base_url: str | None = Field(None, description="OpenAI-compatible endpoint (with /v1).")
     api_key: SecretStr | None = Field(None, description="API key; any value for local servers.")
-    temperature: float | None = Field(None, ge=0, le=2)
+    temperature: float | None = Field(
+        None, ge=0, le=2, description="Sampling temperature; the server's default if unset."
+    )
     max_output_tokens: int | None = Field(None, ge=1, description="Per reply; omitted if unset.")
     request_timeout: float = Field(180.0, gt=0, description="Seconds for one model request.")
     max_retries: int = Field(4, ge=0, le=20, description="Retries of a transient model error.")
