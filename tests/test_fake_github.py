@@ -8,6 +8,8 @@ exceptions and retries included.
 from __future__ import annotations
 
 import json
+import os
+import shlex
 import subprocess
 import sys
 import urllib.error
@@ -21,6 +23,7 @@ import pytest
 from github import Auth, Github, GithubException
 from github.GithubRetry import GithubRetry
 
+from reviewer.ci import load_context
 from reviewer.testing import FakeGitHub
 from tests.conftest import GitRepo
 
@@ -694,3 +697,95 @@ def test_a_delayed_answer_times_the_client_out(fake: FakeGitHub) -> None:
         opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
         opener.open(request, timeout=0.2)
     assert fake.requests[0].status == 200  # recorded; close() drops the late answer
+
+
+def test_the_program_writes_the_event_and_the_env_and_takes_a_push(
+    pull_repo: GitRepo, tmp_path: Path
+) -> None:
+    """What a person needs to try `reviewer github` locally: the `pull_request` payload as
+    GitHub sends it (protocols.md §1.2: action, number, pull_request with head/base sha, ref
+    and repo, repository, sender; a push is a `synchronize` with `before` and `after`), the
+    run's environment (§1.1) and a push between runs."""
+    event, env_file, state = tmp_path / "event.json", tmp_path / "gh.env", tmp_path / "state.json"
+    command = [sys.executable, "-m", "reviewer.testing.fake_github", str(pull_repo.root)]
+    options = ["--number", "7", "--token", "ghs_local", "--event", str(event)]
+    options += ["--env", str(env_file), "--state", str(state)]
+    process = subprocess.Popen(
+        [*command, *options], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert process.stdout is not None
+        base_url = process.stdout.readline().strip()
+        printed = "".join(process.stdout.readline() for _ in range(9))
+        assert printed == env_file.read_text()
+        env = dict(shlex.split(line)[1].split("=", 1) for line in printed.splitlines())
+        first_head = pull_repo.head()
+        main_sha = pull_repo.git("rev-parse", "main").strip()
+        assert env == {
+            "GITHUB_EVENT_NAME": "pull_request",
+            "GITHUB_REPOSITORY": "acme/shop",
+            "GITHUB_API_URL": base_url,
+            "GITHUB_SERVER_URL": base_url,
+            "GITHUB_TOKEN": "ghs_local",
+            "GITHUB_WORKSPACE": str(pull_repo.root.resolve()),
+            "GITHUB_BASE_REF": "main",
+            "GITHUB_HEAD_REF": "feature",
+            "GITHUB_EVENT_PATH": str(event.resolve()),
+        }
+        payload = json.loads(event.read_text())
+        assert set(payload) == {"action", "number", "pull_request", "repository", "sender"}
+        assert (payload["action"], payload["number"]) == ("opened", 7)
+        head, base = payload["pull_request"]["head"], payload["pull_request"]["base"]
+        assert (head["sha"], head["ref"], head["repo"]["full_name"]) == (
+            first_head,
+            "feature",
+            "acme/shop",
+        )
+        assert (base["sha"], base["ref"]) == (main_sha, "main")
+        assert payload["repository"]["full_name"] == "acme/shop"
+        assert payload["sender"]["login"] == "octocat"
+        # `reviewer github` reads this run as GitHub's own.
+        context = load_context(env)
+        assert (context.pull_request.number, context.pull_request.head_sha) == (7, first_head)
+
+        # The state file follows every write, not only the exit.
+        body = {"body": "a person's comment"}
+        status, _, _ = raw(
+            f"{base_url}/repos/acme/shop/issues/7/comments",
+            "POST",
+            body,
+            Authorization="token ghs_local",
+        )
+        assert status == 201
+        assert json.loads(state.read_text())["issue_comments"][0]["body"] == "a person's comment"
+
+        pusher = [sys.executable, "-m", "reviewer.testing.fake_github", "push"]
+        shell_env = {**os.environ, "GITHUB_API_URL": base_url}
+        pull_repo.write("new.py", "print('hi again')\n")
+        second_head = pull_repo.commit("Say hi again")
+        pushed = subprocess.run(pusher, env=shell_env, capture_output=True, text=True)
+        assert pushed.returncode == 0, pushed.stderr
+        assert second_head[:12] in pushed.stdout
+        payload = json.loads(event.read_text())
+        assert (payload["action"], payload["before"], payload["after"]) == (
+            "synchronize",
+            first_head,
+            second_head,
+        )
+        assert payload["pull_request"]["head"]["sha"] == second_head
+        status, _, data = raw(
+            f"{base_url}/repos/acme/shop/pulls/7", Authorization="token ghs_local"
+        )
+        assert json.loads(data)["head"]["sha"] == second_head
+        assert json.loads(state.read_text())["head_sha"] == second_head
+
+        # Nothing new to push, and no fake to push to: one line each that says what to do.
+        again = subprocess.run(pusher, env=shell_env, capture_output=True, text=True)
+        assert again.returncode == 2 and "nothing to push" in again.stderr
+        no_url = {k: v for k, v in shell_env.items() if k != "GITHUB_API_URL"}
+        lost = subprocess.run(pusher, env=no_url, capture_output=True, text=True)
+        assert lost.returncode == 2 and "--url" in lost.stderr
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+    assert process.returncode == 0

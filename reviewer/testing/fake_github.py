@@ -65,31 +65,50 @@ fake gave), `.failures` (requests the fake could not serve, broken expectations 
 `expect_commit_id=True`), `assert_no_failures()`.
 
 Run as a program: `python -m reviewer.testing.fake_github REPO --base main --head feature`
-prints the base URL and serves until interrupted; `--state FILE` writes the reviews and
-comments as JSON on exit; the exit code is 1 when failures were recorded.
+prints the base URL and serves until interrupted; the exit code is 1 when failures were
+recorded. To try `reviewer github` on that repository (README: "Try `reviewer github`
+locally"):
+- `--event FILE` writes the `pull_request` event payload there (action `opened`; after a
+  push `synchronize`, with `before` and `after`), and the program prints, after the URL,
+  the `export` lines of the run's environment: GITHUB_EVENT_NAME, GITHUB_EVENT_PATH,
+  GITHUB_REPOSITORY, GITHUB_API_URL, GITHUB_SERVER_URL, GITHUB_TOKEN (`--token`, else
+  `fake-token`), GITHUB_WORKSPACE, GITHUB_BASE_REF, GITHUB_HEAD_REF; `--env FILE` writes
+  them there too, for `. FILE`;
+- `--state FILE` holds the head, the reviews and the comments as JSON, rewritten after
+  every write and on exit;
+- `python -m reviewer.testing.fake_github push [REV] [--url URL]` simulates a push: the
+  served pull request's head moves to REV (default: the head branch as it is now) and the
+  event file is rewritten. URL defaults to `$GITHUB_API_URL`; it POSTs to the control
+  endpoint `{base_url}/_fake/push` (and `GET {base_url}/_fake/state` answers the state;
+  neither is recorded in `.requests`). In Python: `LocalGitHub` in `_gh_local`.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 import threading
+import urllib.error
+import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
 
 from reviewer.testing._gh_inject import Injection
+from reviewer.testing._gh_local import CONTROL, LocalGitHub
 from reviewer.testing._gh_server import FakeGitHub, GitHubRequest
 
-__all__ = ["FakeGitHub", "GitHubRequest", "Injection", "main"]
+__all__ = ["FakeGitHub", "GitHubRequest", "Injection", "LocalGitHub", "main"]
 
 
 def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m reviewer.testing.fake_github",
-        description="Serve one pull request of a local git repository as a fake GitHub API.",
+        description="Serve one pull request of a local git repository as a fake GitHub API. "
+        "`python -m reviewer.testing.fake_github push [REV]` simulates a push to it.",
     )
     parser.add_argument("repo", type=Path, help="the git repository")
     parser.add_argument("--repository", default="acme/shop", help="owner/name")
@@ -105,15 +124,26 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--prefix", default="", help="GHES-style path prefix, e.g. /api/v3")
     parser.add_argument("--token", help="refuse any other token with a 401")
     parser.add_argument("--port", type=int, default=0, help="default: any free port")
-    parser.add_argument("--state", type=Path, help="write reviews and comments here on exit")
+    parser.add_argument(
+        "--state", type=Path, help="keep the head, reviews and comments here (JSON)"
+    )
+    parser.add_argument(
+        "--event", type=Path, help="keep the pull_request event payload here; print the env"
+    )
+    parser.add_argument("--env", type=Path, help="write the env's export lines here too")
     return parser.parse_args(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["push"]:
+        return _push(argv[1:])
     args = _arguments(argv)
     try:
-        fake = FakeGitHub(
+        fake = LocalGitHub(
             args.repo,
+            event_file=args.event,
+            state_file=args.state,
             repository=args.repository,
             number=args.number,
             base_ref=args.base,
@@ -139,22 +169,64 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         signal.signal(signal.SIGTERM, on_signal)
     with fake:
+        exports = fake.exports(fake.environment())
+        if args.env is not None:
+            args.env.write_text(exports, encoding="utf-8")
         print(fake.base_url, flush=True)
+        if args.event is not None:
+            print(exports, end="", flush=True)
         try:
             while not stop.wait(0.1):
                 pass
         except KeyboardInterrupt:
             pass
-    if args.state is not None:
-        state = {
-            "reviews": fake.reviews,
-            "review_comments": fake.review_comments,
-            "issue_comments": fake.issue_comments,
-        }
-        args.state.write_text(json.dumps(state, indent=2) + "\n", encoding="utf-8")
+    fake.write_state()
     for failure in fake.failures:
         print(f"fake_github: {failure}", file=sys.stderr)
     return 1 if fake.failures else 0
+
+
+def _push(argv: Sequence[str]) -> int:
+    """`push [REV] [--url URL]`: ask a running fake to move the pull request's head."""
+    parser = argparse.ArgumentParser(
+        prog="python -m reviewer.testing.fake_github push",
+        description="Simulate a push: the served pull request's head moves to REV.",
+    )
+    parser.add_argument("rev", nargs="?", help="default: the head branch as it is now")
+    parser.add_argument("--url", help="the fake's base URL; default: $GITHUB_API_URL")
+    args = parser.parse_args(argv)
+    url = (args.url or os.environ.get("GITHUB_API_URL") or "").rstrip("/")
+    if not url:
+        print(
+            "fake_github push: no URL: pass --url (the URL the fake printed) or source the "
+            "--env file, which sets GITHUB_API_URL",
+            file=sys.stderr,
+        )
+        return 2
+    body = json.dumps({"head": args.rev} if args.rev else {}).encode("utf-8")
+    request = urllib.request.Request(
+        f"{url}{CONTROL}/push", data=body, headers={"Content-Type": "application/json"}
+    )
+    # The fake is on 127.0.0.1: never through a proxy.
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    try:
+        with opener.open(request, timeout=30) as response:
+            moved = json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        try:
+            message = json.loads(exc.read()).get("message") or exc.reason
+        except (ValueError, AttributeError):
+            message = f"{exc.code} {exc.reason} (is {url} the fake's URL?)"
+        print(f"fake_github push: {message}", file=sys.stderr)
+        return 2
+    except (urllib.error.URLError, OSError) as exc:
+        reason = getattr(exc, "reason", exc)
+        print(
+            f"fake_github push: no fake GitHub at {url} ({reason}): is it running?", file=sys.stderr
+        )
+        return 2
+    print(f"pushed: the head moved from {moved['before'][:12]} to {moved['after'][:12]}")
+    return 0
 
 
 if __name__ == "__main__":

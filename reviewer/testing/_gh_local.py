@@ -1,0 +1,151 @@
+"""The fake GitHub as a program (`python -m reviewer.testing.fake_github`): what a person
+needs to try `reviewer github` on a local repository, runs and pushes in turn.
+
+It keeps two files current: the `pull_request` event payload (at `GITHUB_EVENT_PATH`; action
+`opened` at the start, `synchronize` with `before` and `after` after a push, as GitHub sends
+them) and the state (reviews and comments, rewritten after every write). It serves two
+control endpoints beside the API, under its base URL:
+
+- `POST {base_url}/_fake/push`, body `{"head": REV}` or none (the head branch as it is now):
+  a push. The pull request's head moves to that commit (reviews and comments stay, see
+  `FakeGitHub.set_head`) and the event file is rewritten. Answers `{"before", "after"}`, or
+  422 with a message when REV is not a commit or is the head already.
+- `GET {base_url}/_fake/state`: the state, as in the state file.
+
+Neither is GitHub's: they are not recorded in `.requests` and not counted by the rate limit.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import threading
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from reviewer.testing._gh_objects import JsonObject, json_answer
+from reviewer.testing._gh_server import FakeGitHub
+from reviewer.testing._llm_http import Plan
+from reviewer.testing._llm_wire import Answer
+
+CONTROL = "/_fake"
+# Any token works when the fake checks none; the variable must still be set.
+DEFAULT_TOKEN = "fake-token"
+
+
+class LocalGitHub(FakeGitHub):
+    """A FakeGitHub that keeps an event file and a state file current and can be pushed to
+    over HTTP. Takes FakeGitHub's arguments, plus the two files (either may be None)."""
+
+    def __init__(
+        self,
+        repo: str | os.PathLike[str],
+        *,
+        event_file: Path | None = None,
+        state_file: Path | None = None,
+        **settings: Any,
+    ) -> None:
+        # Set before the server starts: it answers from FakeGitHub.__init__ on.
+        self.event_file = event_file
+        self.state_file = state_file
+        self._files_lock = threading.Lock()
+        super().__init__(repo, **settings)
+        self.write_event("opened")
+        self.write_state()
+
+    def environment(self, token: str | None = None) -> dict[str, str]:
+        """What `reviewer github` reads from an Actions run, pointing at this fake."""
+        pull = self.pull
+        env = {
+            "GITHUB_EVENT_NAME": "pull_request",
+            "GITHUB_REPOSITORY": pull["base"]["repo"]["full_name"],
+            "GITHUB_API_URL": self.base_url,
+            "GITHUB_SERVER_URL": self.url,
+            "GITHUB_TOKEN": token or self.token or DEFAULT_TOKEN,
+            "GITHUB_WORKSPACE": str(self.repo.resolve()),
+            "GITHUB_BASE_REF": pull["base"]["ref"],
+            "GITHUB_HEAD_REF": pull["head"]["ref"],
+        }
+        if self.event_file is not None:
+            env["GITHUB_EVENT_PATH"] = str(self.event_file.resolve())
+        return env
+
+    @staticmethod
+    def exports(env: dict[str, str]) -> str:
+        """`export NAME=value` lines a POSIX shell can source."""
+        return "".join(f"export {name}={shlex.quote(value)}\n" for name, value in env.items())
+
+    def push(self, head: str | None = None) -> tuple[str, str]:
+        """Move the head to `head` (default: the head branch now) and rewrite the event file
+        as a `synchronize`; (before, after). ValueError says what is wrong."""
+        target = head or self.store.info.head_ref
+        before = self.head_sha
+        self.set_head(target)  # ValueError when not a commit
+        after = self.head_sha
+        if after == before:
+            raise ValueError(
+                f"nothing to push: the head is {after[:12]} already "
+                f"(commit on {self.store.info.head_ref} first, or name another commit)"
+            )
+        self.write_event("synchronize", before=before)
+        self.write_state()
+        return before, after
+
+    def state(self) -> JsonObject:
+        return {
+            "head_sha": self.head_sha,
+            "reviews": self.reviews,
+            "review_comments": self.review_comments,
+            "issue_comments": self.issue_comments,
+        }
+
+    def write_event(self, action: str, *, before: str | None = None) -> None:
+        if self.event_file is None:
+            return
+        payload = self.event_payload(action)
+        if before is not None:
+            payload = {**payload, "before": before, "after": self.head_sha}
+        self._write(self.event_file, payload)
+
+    def write_state(self) -> None:
+        if self.state_file is not None:
+            self._write(self.state_file, self.state())
+
+    def _write(self, path: Path, data: JsonObject) -> None:
+        # Whole or not at all: a reader never sees half a file.
+        with self._files_lock:
+            partial = path.with_name(path.name + ".partial")
+            partial.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+            partial.replace(path)
+
+    def _plan(self, method: str, target: str, headers: dict[str, str], raw: bytes) -> Plan:
+        path = urlsplit(target).path
+        if self.prefix and path.startswith(self.prefix + "/"):
+            path = path[len(self.prefix) :]
+        if path == CONTROL or path.startswith(CONTROL + "/"):
+            return Plan(self._control(method, path, raw))
+        plan = super()._plan(method, target, headers, raw)
+        if method != "GET":
+            self.write_state()
+        return plan
+
+    def _control(self, method: str, path: str, raw: bytes) -> Answer:
+        if (method, path) == ("GET", f"{CONTROL}/state"):
+            return json_answer(200, self.state())
+        if (method, path) != ("POST", f"{CONTROL}/push"):
+            usage = f'POST {CONTROL}/push {{"head": REV}}, GET {CONTROL}/state'
+            return json_answer(404, {"message": f"no {method} {path} here; the fake has {usage}"})
+        try:
+            body = json.loads(raw) if raw.strip() else {}
+        except ValueError:
+            body = None
+        head = body.get("head") if isinstance(body, dict) else None
+        if body is None or not isinstance(body, dict) or not isinstance(head, str | None):
+            return json_answer(400, {"message": 'the body is {"head": "REV"} or nothing'})
+        try:
+            before, after = self.push(head)
+        except ValueError as exc:
+            return json_answer(422, {"message": str(exc)})
+        return json_answer(200, {"before": before, "after": after})
