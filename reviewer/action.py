@@ -26,6 +26,7 @@ from reviewer.ci import (
     log,
     write_outputs,
 )
+from reviewer.config import settings_notes
 from reviewer.context import ChangeInfo
 from reviewer.errors import ExitCode, ReviewerError
 from reviewer.findings import Finding, ReviewResult, Severity
@@ -147,6 +148,10 @@ def _review_pull(context: ActionsContext, env: Mapping[str, str]) -> int:
         head_sha,
         full=full,
     )
+    config_name = env.get("REVIEWER_CONFIG") or None
+    # Which settings apply is said first: the scope decision below is read in their light.
+    for note in settings_notes(root, base_sha, None, config_name):
+        log(note)
     log(scope.note)
     progress = Progress()
     try:
@@ -155,11 +160,12 @@ def _review_pull(context: ActionsContext, env: Mapping[str, str]) -> int:
                 repo=root,
                 base=base_sha,
                 head=head_sha,
-                config_name=env.get("REVIEWER_CONFIG") or None,
+                config_name=config_name,
                 only=scope.only,
                 since=scope.since,
                 info=ChangeInfo(info.title, info.body, context.repository),
                 keep_transcript=False,
+                announce_settings=False,
             ),
             events=progress,
         )

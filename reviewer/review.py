@@ -73,6 +73,9 @@ class ReviewRequest:
     # Keep every message for a transcript. Without one, a loop's messages are let go when
     # it ends, so a change of hundreds of parts never holds all its prompts at once.
     keep_transcript: bool = True
+    # Say which settings apply (a "settings: ..." note). False when the caller has said it
+    # already, before a decision of its own that follows from them (the Action's scope).
+    announce_settings: bool = True
 
 
 @dataclass(frozen=True)
@@ -114,7 +117,7 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
         config_path=request.config_path,
         config_name=request.config_name,
     )
-    if events is not None:
+    if events is not None and request.announce_settings:
         for note in settings_notes(root, base, request.config_path, request.config_name):
             events.note(note)
     require_model_settings(settings)

@@ -292,6 +292,27 @@ def test_a_rerun_on_a_reviewed_head_asks_nothing_and_keeps_the_open_findings(
     assert "Division by zero on an empty list" in pr.summary()
 
 
+# --- the log: settings before the scope they inform, and a closing line ----------------------
+
+
+def log_lines(run: Run) -> list[str]:
+    return [line for line in run.err.splitlines() if line.startswith("reviewer: ")]
+
+
+def test_a_run_says_its_settings_before_the_scope_they_inform(pr: PullRequest) -> None:
+    first = pr.run([submit(finding())])
+    lines = log_lines(first)
+    settings = lines.index("reviewer: settings: defaults (no settings file)")
+    assert settings < lines.index("reviewer: no earlier complete review is recorded")
+
+    # A re-run: the scope decision ("nothing changed") comes after the settings, once each.
+    again = pr.run([])
+    lines = log_lines(again)
+    (settings,) = [i for i, line in enumerate(lines) if line.startswith("reviewer: settings: ")]
+    (scope,) = [i for i, line in enumerate(lines) if "nothing new to review" in line]
+    assert settings < scope
+
+
 # --- 5: open findings carry forward until their lines change --------------------------------
 
 
