@@ -45,6 +45,7 @@ from reviewer.pr_state import (
 from reviewer.progress import Progress
 from reviewer.redact import Redactor
 from reviewer.report import render, write_report
+from reviewer.report.common import plural
 from reviewer.report.github import annotations, review_body, review_comment, summary_comment
 from reviewer.report.mdtext import neutralize
 from reviewer.review import Review, ReviewRequest, run_review
@@ -59,6 +60,8 @@ class Posting:
     review_url: str = ""
     summary_url: str = ""
     degraded: str = ""
+    inline_comments: int = 0  # in the review posted
+    in_review_body: int = 0  # findings GitHub refused as comments, written into its body
 
 
 def run_github(environ: Mapping[str, str] | None = None) -> int:
@@ -203,10 +206,11 @@ def _review_pull(context: ActionsContext, env: Mapping[str, str]) -> int:
     append_summary(context.summary_file, markdown)
     open_severities = {f.severity for f in result.findings} | set(unlisted)
     highest = max(open_severities, key=lambda s: s.rank, default=None)
+    open_count = len(result.findings) + sum(unlisted.values())
     write_outputs(
         context.output_file,
         {
-            "findings": str(len(result.findings) + sum(unlisted.values())),
+            "findings": str(open_count),
             "highest-severity": highest.value if highest else "none",
             "report": str(report_path),
             "review-url": posting.review_url,
@@ -216,10 +220,42 @@ def _review_pull(context: ActionsContext, env: Mapping[str, str]) -> int:
     )
     if not result.complete:
         emit_command("error", f"review incomplete: {result.incomplete_reason}")
-        return int(ExitCode.INCOMPLETE)
-    if any(review.settings.fails(severity) for severity in open_severities):
-        return int(ExitCode.FINDINGS)
-    return int(ExitCode.OK)
+        code = ExitCode.INCOMPLETE
+    elif any(review.settings.fails(severity) for severity in open_severities):
+        code = ExitCode.FINDINGS
+    else:
+        code = ExitCode.OK
+    opened = plural(open_count, "open finding")
+    if highest is not None:
+        opened += f", highest severity {highest.value}"
+    log(_closing_line(result, posting, existing is not None, opened, int(code)))
+    return int(code)
+
+
+def _closing_line(
+    result: ReviewResult, posting: Posting, edits_summary: bool, opened: str, code: int
+) -> str:
+    """The run's last log line: its status, what it posted, what is open and where."""
+    if posting.degraded:
+        posted = "posted nothing (read-only token): see the job summary and annotations"
+    else:
+        if posting.review_url:
+            posted = f"posted a review with {plural(posting.inline_comments, 'inline comment')}"
+            if posting.in_review_body:
+                posted += f" ({plural(posting.in_review_body, 'finding')} in its body)"
+        elif result.complete:
+            posted = "posted no review (no new finding to comment on a line)"
+        else:
+            posted = "posted no review (an incomplete review posts none)"
+        if posting.summary_url:
+            posted += ", " + ("edited" if edits_summary else "created") + " the summary comment"
+    urls = [
+        f"{name} {url}"
+        for name, url in (("review", posting.review_url), ("summary", posting.summary_url))
+        if url
+    ]
+    where = f"; {', '.join(urls)}" if urls else ""
+    return f"done ({result.status}, exit {code}): {posted}; {opened}{where}"
 
 
 def _our_summary(client: GitHubClient, pull: Any) -> tuple[Any | None, PullState | None]:
@@ -329,7 +365,7 @@ def _post_review(
             redact=redact,
         )
         try:
-            return client.post_review(
+            url = client.post_review(
                 pull,
                 head_sha,
                 body,
@@ -338,4 +374,7 @@ def _post_review(
             )
         except InvalidAnchors as exc:
             log(f"GitHub refused the review's comments ({exc}); trying again with fewer")
+        else:
+            posting.inline_comments, posting.in_review_body = len(comments), len(folded)
+            return url
     raise ReviewerError("GitHub refused the review even without inline comments")

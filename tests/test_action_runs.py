@@ -313,6 +313,57 @@ def test_a_run_says_its_settings_before_the_scope_they_inform(pr: PullRequest) -
     assert settings < scope
 
 
+def test_each_run_ends_with_its_status_what_it_posted_what_is_open_and_where(
+    pr: PullRequest,
+) -> None:
+    first = pr.run([submit(finding())], REVIEWER_FAIL_ON="high")
+    assert first.code == 1, first.err
+    (review,) = pr.github.reviews
+    (summary,) = bot_summaries(pr.github)
+    assert log_lines(first)[-1] == (
+        "reviewer: done (complete, exit 1): posted a review with 1 inline comment, created "
+        "the summary comment; 1 open finding, highest severity high; "
+        f"review {review['html_url']}, summary {summary['html_url']}"
+    )
+
+    again = pr.run([], REVIEWER_FAIL_ON="high")
+    assert log_lines(again)[-1] == (
+        "reviewer: done (complete, exit 1): posted no review (no new finding to comment on a "
+        "line), edited the summary comment; 1 open finding, highest severity high; "
+        f"summary {summary['html_url']}"
+    )
+
+    # After a push: the carried finding still counts, nothing new is posted inline.
+    pr.push("Add median", {"stats.py": STATS})
+    pushed = pr.run([submit()], REVIEWER_FAIL_ON="critical")
+    assert pushed.code == 0, pushed.err
+    assert log_lines(pushed)[-1] == (
+        "reviewer: done (complete, exit 0): posted no review (no new finding to comment on a "
+        "line), edited the summary comment; 1 open finding, highest severity high; "
+        f"summary {summary['html_url']}"
+    )
+
+    # A read-only token: nothing posted, and the line says where the results are.
+    pr.github.read_only = True
+    pr.push("Add mode", {"stats.py": STATS + "\n\ndef mode(items):\n    return items[0]\n"})
+    blocked = pr.run([submit()], REVIEWER_FAIL_ON="critical")
+    assert log_lines(blocked)[-1] == (
+        "reviewer: done (complete, exit 0): posted nothing (read-only token): see the job "
+        "summary and annotations; 1 open finding, highest severity high"
+    )
+
+    # An incomplete run says so first, and posts no review.
+    pr.github.read_only = False
+    pr.push("Add range", {"stats.py": STATS + "\n\ndef spread(items):\n    return 0\n"})
+    failed = pr.run([REFUSED])
+    assert failed.code == 2
+    last = log_lines(failed)[-1]
+    assert last.startswith(
+        "reviewer: done (incomplete, exit 2): posted no review (an incomplete review posts "
+        "none), edited the summary comment; "
+    )
+
+
 # --- 5: open findings carry forward until their lines change --------------------------------
 
 
