@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from reviewer.testing import _gh_comments as comments
+from reviewer.testing import _gh_conversation_api as conversation
 from reviewer.testing._gh_diff import commit_info, resolve_commit
 from reviewer.testing._gh_objects import (
     DOC,
@@ -184,6 +185,36 @@ ROUTES = (
     _route("PATCH", f"/issues/comments/{ID}", comments.edit_issue_comment, "edit_issue_comment"),
     _route(
         "DELETE", f"/issues/comments/{ID}", comments.delete_issue_comment, "delete_issue_comment"
+    ),
+    _route(
+        "GET",
+        f"/pulls/comments/{ID}/reactions",
+        conversation.list_review_comment_reactions,
+        "review_comment_reactions",
+    ),
+    _route(
+        "POST",
+        f"/pulls/comments/{ID}/reactions",
+        conversation.create_review_comment_reaction,
+        "create_review_comment_reaction",
+    ),
+    _route(
+        "GET",
+        f"/issues/comments/{ID}/reactions",
+        conversation.list_issue_comment_reactions,
+        "issue_comment_reactions",
+    ),
+    _route(
+        "POST",
+        f"/issues/comments/{ID}/reactions",
+        conversation.create_issue_comment_reaction,
+        "create_issue_comment_reaction",
+    ),
+    _route(
+        "GET",
+        r"/collaborators/(?P<login>[^/]+)/permission",
+        conversation.get_permission,
+        "permission",
     ),
 )
 

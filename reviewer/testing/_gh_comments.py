@@ -91,20 +91,7 @@ def _reply(store: PullRequestStore, reply_to: Any, body: str, user: str, doc: st
     parent = next((c for c in store.review_comments if c.id == reply_to), None)
     if parent is None:
         raise not_found(doc)
-    review = store.new_review(user, "", "COMMENTED", parent.commit_id)
-    anchor = Anchor(
-        parent.path,
-        body,
-        parent.line or 0,
-        parent.side or "RIGHT",
-        parent.start_line,
-        parent.start_side,
-        parent.position or 0,
-        parent.diff_hunk,
-    )
-    comment = store.store_comment(review, parent.commit_id, anchor, parent.subject_type)
-    comment.in_reply_to_id = parent.in_reply_to_id or parent.id
-    return created(store.comment_json(comment))
+    return created(store.comment_json(store.add_reply(parent, body, user)))
 
 
 def get_comment(

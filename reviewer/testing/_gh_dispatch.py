@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
+from reviewer.testing import _gh_graphql
 from reviewer.testing._gh_api import UnsupportedByFake, find_route, handle
 from reviewer.testing._gh_inject import INTEGRATION
 from reviewer.testing._gh_objects import (
@@ -89,6 +90,13 @@ class Dispatcher:
             if int(web["n"]) != store.info.number:
                 raise GitHubError(404, {"message": "Not Found"})
             return Answer(200, store.diff.text, content_type="text/plain; charset=utf-8"), None
+        if path == _gh_graphql.graphql_path(self.prefix):
+            if method != "POST":
+                raise GitHubError(404, error_body(404, "Not Found", _gh_graphql.DOC))
+            self._check_token(headers, write=True)  # GraphQL always needs a token
+            if bad_json:
+                raise GitHubError(400, error_body(400, "Problems parsing JSON", _gh_graphql.DOC))
+            return _gh_graphql.answer(store, body, self.bot, self.read_only), None
         if self.prefix and not path.startswith(self.prefix + "/"):
             raise NotServed(404, f"outside the API prefix {self.prefix}")
         rel = path[len(self.prefix) :]

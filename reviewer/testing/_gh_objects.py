@@ -21,6 +21,7 @@ from reviewer.testing._llm_wire import Answer
 JsonObject = dict[str, Any]
 
 DOCS = "https://docs.github.com/rest"
+REACTIONS = f"{DOCS}/reactions/reactions"
 DOC = {
     "repo": f"{DOCS}/repos/repos#get-a-repository",
     "pull": f"{DOCS}/pulls/pulls#get-a-pull-request",
@@ -43,6 +44,13 @@ DOC = {
     "issue_comment": f"{DOCS}/issues/comments#get-an-issue-comment",
     "edit_issue_comment": f"{DOCS}/issues/comments#update-an-issue-comment",
     "delete_issue_comment": f"{DOCS}/issues/comments#delete-an-issue-comment",
+    "review_comment_reactions": f"{REACTIONS}#list-reactions-for-a-pull-request-review-comment",
+    "create_review_comment_reaction": (
+        f"{REACTIONS}#create-reaction-for-a-pull-request-review-comment"
+    ),
+    "issue_comment_reactions": f"{REACTIONS}#list-reactions-for-an-issue-comment",
+    "create_issue_comment_reaction": f"{REACTIONS}#create-reaction-for-an-issue-comment",
+    "permission": f"{DOCS}/collaborators/collaborators#get-repository-permissions-for-a-user",
     "user": f"{DOCS}/users/users#get-a-user",
     "me": f"{DOCS}/users/users#get-the-authenticated-user",
     "rate_limit": f"{DOCS}/rate-limit/rate-limit#get-rate-limit-status-for-the-authenticated-user",

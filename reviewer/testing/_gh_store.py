@@ -26,6 +26,8 @@ from reviewer.testing._gh_objects import (
     paginate,
     timestamp,
 )
+from reviewer.testing._gh_permissions import Access
+from reviewer.testing._gh_reactions import ReactionBook
 from reviewer.testing._gh_reviews import Anchor, check_comment_schema, resolve_comment
 from reviewer.testing._gh_state import (
     IssueComment,
@@ -37,6 +39,7 @@ from reviewer.testing._gh_state import (
     render_review,
     render_review_comment,
 )
+from reviewer.testing._gh_threads import Thread, ThreadBook
 from reviewer.testing._llm_wire import Answer
 
 
@@ -73,6 +76,10 @@ class PullRequestStore:
         self.reviews: list[Review] = []
         self.review_comments: list[ReviewComment] = []
         self.issue_comments: list[IssueComment] = []
+        # The conversation around them: threads' resolution, reactions, who may act.
+        self.threads = ThreadBook()
+        self.reactions = ReactionBook()
+        self.access = Access()
         # Distinct ranges, so that a review id used as a comment id finds nothing.
         self._review_ids = itertools.count(1_800_000_001)
         self._comment_ids = itertools.count(1_500_000_001)
@@ -158,6 +165,19 @@ class PullRequestStore:
         pending = {r.id for r in self.reviews if r.state == "PENDING"}
         return [c for c in self.review_comments if c.review_id not in pending]
 
+    def review_threads(self) -> list[Thread]:
+        return self.threads.threads(self.visible_comments())
+
+    def thread_outdated(self, thread: Thread) -> bool:
+        """GitHub's `isOutdated`: the root comment's line changed or left the diff at the head
+        (a file-level thread: its file left the diff), unless a test decided."""
+        if thread.state.outdated is not None:
+            return thread.state.outdated
+        root = thread.root
+        if root.subject_type == "file":
+            return self.diff.file(root.path) is None
+        return self.anchor_now(root)[0] is None
+
     # -- changes ---------------------------------------------------------------------------
 
     def new_review(self, user: str, body: str, state: str, commit: str) -> Review:
@@ -221,6 +241,23 @@ class PullRequestStore:
             subject_type=subject,
         )
         self.review_comments.append(comment)
+        return comment
+
+    def add_reply(self, parent: ReviewComment, body: str, user: str) -> ReviewComment:
+        """A reply in `parent`'s thread: anchored like the thread, `in_reply_to_id` its root."""
+        review = self.new_review(user, "", "COMMENTED", parent.commit_id)
+        anchor = Anchor(
+            parent.path,
+            body,
+            parent.line or 0,
+            parent.side or "RIGHT",
+            parent.start_line,
+            parent.start_side,
+            parent.position or 0,
+            parent.diff_hunk,
+        )
+        comment = self.store_comment(review, parent.commit_id, anchor, parent.subject_type)
+        comment.in_reply_to_id = parent.in_reply_to_id or parent.id
         return comment
 
     # -- lookups by the id in a URL (404 with the endpoint's documentation otherwise) ------
