@@ -10,12 +10,13 @@ import fnmatch
 import json
 import os
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from reviewer.testing._gh_conversation import ConversationMixin
 from reviewer.testing._gh_diff import resolve_commit
 from reviewer.testing._gh_dispatch import Dispatcher
 from reviewer.testing._gh_inject import Injection, RateCounter, rate_limit_injection
@@ -45,7 +46,7 @@ class GitHubRequest:
     status: int
 
 
-class FakeGitHub(LoopbackFake):
+class FakeGitHub(ConversationMixin, LoopbackFake):
     """A fake GitHub REST API serving one pull request made from a real git repository.
 
     Serves from a daemon thread as soon as it is built; use it as a context manager or call
@@ -71,6 +72,7 @@ class FakeGitHub(LoopbackFake):
         prefix: str = "",
         token: str | None = None,
         read_only: bool | None = None,
+        token_permissions: Mapping[str, str] | None = None,
         actions_may_approve: bool = False,
         expect_commit_id: bool = False,
         max_diff_files: int = 300,
@@ -106,6 +108,7 @@ class FakeGitHub(LoopbackFake):
         info = PullRequestInfo(number, title, body, author, base_ref, base, head_ref, fork, draft)
         limits = Limits(actions_may_approve, max_diff_files, max_diff_lines, max_listed_files)
         self.store = PullRequestStore(self.repo, site, info, head, limits)
+        self.token_permissions = token_permissions
         self._dispatcher = Dispatcher(
             self.store,
             self.prefix,

@@ -1,4 +1,4 @@
-"""A fake GitHub REST API serving one real pull request, for testing the `github` command.
+"""A fake GitHub API (REST and GraphQL) serving one real pull request, to test `github`.
 
     from reviewer.testing.fake_github import FakeGitHub
 
@@ -30,8 +30,31 @@ Served (owner and name match case-insensitively; `/repositories/{id}/...` works 
   `GET`/`PATCH`/`DELETE .../pulls/comments/{id}`;
 - issue comments: `GET`/`POST .../issues/{n}/comments` (201), `GET`/`PATCH`/`DELETE
   .../issues/comments/{id}`;
+- reactions: `GET`/`POST .../pulls/comments/{id}/reactions` and `.../issues/comments/{id}/
+  reactions` (`content` +1, -1, laugh, confused, heart, hooray, rocket, eyes; 201 for a new
+  reaction, 200 with the existing one);
+- replies: `POST .../pulls/{n}/comments/{id}/replies` and `POST .../pulls/{n}/comments` with
+  `in_reply_to`; a reply joins its thread, `in_reply_to_id` = the thread's root comment;
+- `GET .../collaborators/{login}/permission`: `permission` (admin, write, read, none; maintain
+  folds to write, triage to read), `role_name`, `user`; someone who is not a collaborator
+  reads the (public) repository: `read`;
 - `GET /users/{login}`, `GET /rate_limit`, and `GET /user`, which refuses an installation
   token (a `[bot]` login) with 403 as GitHub does.
+
+GraphQL: `POST /graphql` (with `prefix="/api/v3"`, GHES's `/api/graphql`), executed by
+graphql-core over a subset of GitHub's published schema (`github_schema_subset.graphql`, cut
+from octokit/graphql-schema by `python -m reviewer.testing._gh_schema_subset`): `repository {
+pullRequest { reviewThreads { id isResolved isOutdated resolvedBy viewerCanResolve
+viewerCanReply path line startLine diffSide comments { databaseId author body url createdAt
+replyTo reactionGroups { content reactors users } } } } }`, `node(id)`, and the mutations
+`resolveReviewThread`, `unresolveReviewThread`, `addPullRequestReviewThreadReply`. A query
+GitHub would reject is rejected (unknown field, missing argument; `first`/`last` missing or
+over 100 on a connection), with HTTP 200 and `errors[]` of `type`, `path`, `locations`,
+`message`. Every review comment that answers none is a thread's root. The bot is
+`github-actions[bot]` in REST and the `Bot` `github-actions` in GraphQL. `token_permissions`
+(default: contents, pull_requests and issues `write`): without `contents: write`, resolving or
+unresolving a thread answers `FORBIDDEN` "Resource not accessible by integration" and
+`viewerCanResolve` is false; replies need `pull_requests: write` (and `read_only` off).
 
 Lists paginate like GitHub: `per_page` (30 by default, at most 100), `page`, and a `link`
 header `<URL>; rel="next", <URL>; rel="last"` (plus `prev`, `first`) when there is more than
@@ -58,6 +81,14 @@ line when other changes shift it, and is outdated, `line` and `position` null, w
 line changed or left the diff, as on GitHub), `add_review`,
 `add_review_comment`, `add_issue_comment` to seed what a previous run or a person left,
 `event_payload()` for the `pull_request` event file of an Actions run.
+
+The conversation between runs: `person(login, role=None)` acts as someone on GitHub's web
+page (`.reply(comment_id, body)`, `.resolve(comment_id)`, `.unresolve(...)`, `.react(comment_id,
+"-1")`, `.edit(comment_id, body)`, `.comment(body)`); `add_collaborator(login, role)` (admin,
+maintain, write, triage, read, none); `set_thread_outdated(comment_id)`;
+`review_comment_event(comment, action)` and `issue_comment_event(comment, action)` give the
+`pull_request_review_comment` and `issue_comment` payloads (created, edited with `old_body`,
+deleted) of a comment's JSON; `threads()` and `reactions(comment_id)` for assertions.
 
 For assertions: `.reviews`, `.review_comments`, `.issue_comments` (the JSON GitHub would return),
 `.requests` (method, path, query, headers, body, status), `.rejections` (GitHub-style 4xx the
