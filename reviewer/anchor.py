@@ -4,12 +4,19 @@ on) or summary-only, with the reason. None is dropped; duplicates within a run a
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import replace
 
 from reviewer.diff import Change, DiffLine, FileChange
 from reviewer.errors import ToolError
-from reviewer.findings import Finding, Placement, Severity, Side, fingerprint, sort_findings
+from reviewer.findings import (
+    Finding,
+    Placement,
+    Severity,
+    Side,
+    fingerprint,
+    occurrence_fingerprint,
+    sort_findings,
+)
 from reviewer.submission import FindingIn, LineCounter
 
 MAX_EXCERPT_LINES = 12
@@ -130,8 +137,7 @@ def merge_duplicates(findings: list[Finding]) -> list[Finding]:
     for (fingerprint_, side, line), finding in kept.items():
         occurrence = places[fingerprint_].index((side, line))
         if occurrence:
-            suffix = f"{fingerprint_}#{occurrence}".encode()
-            finding = replace(finding, fingerprint=hashlib.sha256(suffix).hexdigest()[:16])
+            finding = replace(finding, fingerprint=occurrence_fingerprint(fingerprint_, occurrence))
         out.append(finding)
     return sort_findings(out)
 

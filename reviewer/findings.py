@@ -92,6 +92,12 @@ def fingerprint(path: str, title: str, anchor_text: str, category: str | None = 
     return digest[:16]
 
 
+def occurrence_fingerprint(fingerprint_: str, occurrence: int) -> str:
+    """The fingerprint of the `occurrence`-th (1, 2, ...) repeat of a finding whose own
+    fingerprint is taken: identical code at another place, told apart by its order."""
+    return hashlib.sha256(f"{fingerprint_}#{occurrence}".encode()).hexdigest()[:16]
+
+
 @dataclass(frozen=True)
 class Usage:
     prompt_tokens: int = 0

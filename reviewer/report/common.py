@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from reviewer.findings import Finding, ReviewResult, Severity, sort_findings
+from reviewer.findings import Finding, ReviewResult, Severity, fingerprint, sort_findings
 from reviewer.sinks import clean_text, one_line
 
 __all__ = ["clean_text", "one_line"]
@@ -44,6 +44,21 @@ def counts_text(result: ReviewResult) -> str:
     if not result.findings:
         return "none"
     return ", ".join(f"{counts[s]} {s.value}" for s in SEVERITIES)
+
+
+def base_lines_text(finding: Finding, base: str) -> str:
+    """What a LEFT finding is about, for formats that can only point into the new file:
+    `removed line(s) 7-9 of the base version 111111111111`."""
+    version = f"the base version {short_rev(base)}" if base else "the base version"
+    return f"removed line(s) {line_range(finding)} of {version}"
+
+
+def stable_fingerprint(finding: Finding) -> str:
+    """The finding's line-independent fingerprint; the pipeline sets it, and a finding made
+    elsewhere (a test, a library caller) still gets a stable one."""
+    return finding.fingerprint or fingerprint(
+        finding.path, finding.title, finding.code, finding.category
+    )
 
 
 def short_rev(rev: str) -> str:
@@ -83,6 +98,23 @@ def plural(count: int, noun: str) -> str:
 
 def skipped_files(result: ReviewResult) -> list[tuple[str, str]]:
     return [(f.path, f.reason or "not reviewed") for f in result.files if not f.reviewed]
+
+
+def incomplete_notice(result: ReviewResult) -> str:
+    """One line for formats that carry an incomplete review as an issue of its own."""
+    reason = one_line(result.incomplete_reason) or "no reason was recorded"
+    skipped = len(skipped_files(result))
+    not_reviewed = f" ({plural(skipped, 'changed file')} not reviewed)" if skipped else ""
+    return (
+        f"The review is incomplete: {reason}. Its findings may be partial{not_reviewed}; "
+        "an incomplete review is not a clean one."
+    )
+
+
+def notice_path(result: ReviewResult) -> str:
+    """Where a format that needs a file puts a note about the whole review: the first
+    changed file, else the repository itself (`.`)."""
+    return result.files[0].path if result.files else "."
 
 
 def reviewed_count(result: ReviewResult) -> int:

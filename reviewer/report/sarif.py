@@ -27,8 +27,8 @@ from typing import Any
 from urllib.parse import quote
 
 from reviewer import __version__
-from reviewer.findings import Finding, ReviewResult, Severity, fingerprint, sort_findings
-from reviewer.report.common import line_range, short_rev, skipped_files
+from reviewer.findings import Finding, ReviewResult, Severity, sort_findings
+from reviewer.report.common import base_lines_text, line_range, skipped_files, stable_fingerprint
 from reviewer.sinks import data_name, printable
 
 SARIF_VERSION = "2.1.0"
@@ -161,14 +161,13 @@ def _result(finding: Finding, index: int, base: str, incremental: bool) -> dict[
     if finding.side == "LEFT":
         # GitHub code scanning needs a region on every result (its SARIF rule GH1003), and
         # a region is a place in the new file: where the removed lines were.
-        version = f"the base version {short_rev(base)}" if base else "the base version"
         where = finding.new_file_line or 1
         place = (
             f"the region is line {where} of the new file, where they were"
             if finding.new_file_line
             else "the new revision has no such lines, so the region is line 1"
         )
-        text += f"\n\n(On removed line(s) {line_range(finding)} of {version}; {place}.)"
+        text += f"\n\n(On {base_lines_text(finding, base)}; {place}.)"
         physical["region"] = {"startLine": where}
     else:
         physical["region"] = _region(finding)
@@ -183,10 +182,7 @@ def _result(finding: Finding, index: int, base: str, incremental: bool) -> dict[
         properties["security-severity"] = SECURITY_SEVERITY[finding.severity]
     if finding.side == "LEFT":
         properties["baseLines"] = line_range(finding)
-    # The pipeline sets the fingerprint; a finding made elsewhere still gets a stable one.
-    print_ = finding.fingerprint or fingerprint(
-        finding.path, finding.title, finding.code, finding.category
-    )
+    print_ = stable_fingerprint(finding)
     sarif: dict[str, Any] = {
         "ruleId": rule_id(finding),
         "ruleIndex": index,
