@@ -220,7 +220,7 @@ def fence_state_at(markdown: str, marker: str) -> bool:
 
 
 def test_registry_names_every_format() -> None:
-    assert set(FORMATS) == {"terminal", "markdown", "json", "sarif"}
+    assert set(FORMATS) == {"terminal", "markdown", "json", "sarif", "rdjson", "codequality"}
 
 
 @pytest.mark.parametrize("name", sorted(FORMATS))

@@ -20,9 +20,11 @@ from typing import Any
 from reviewer.errors import ReviewerError
 from reviewer.findings import ReviewResult
 from reviewer.redact import Redactor, redact_values
+from reviewer.report.codequality import render_codequality
 from reviewer.report.json_report import parse_json, render_json, report_schema
 from reviewer.report.markdown import render_markdown
 from reviewer.report.mdtext import fence, inline_code, neutralize
+from reviewer.report.rdjson import render_rdjson
 from reviewer.report.sarif import render_sarif
 from reviewer.report.terminal import render_terminal
 from reviewer.sinks import printable
@@ -34,10 +36,19 @@ FORMATS: dict[str, Renderer] = {
     "markdown": render_markdown,
     "json": render_json,
     "sarif": render_sarif,
+    "rdjson": render_rdjson,
+    "codequality": render_codequality,
 }
 
 # The usual file name ending of each format, for callers that pick file names.
-EXTENSIONS = {"terminal": ".txt", "markdown": ".md", "json": ".json", "sarif": ".sarif"}
+EXTENSIONS = {
+    "terminal": ".txt",
+    "markdown": ".md",
+    "json": ".json",
+    "sarif": ".sarif",
+    "rdjson": ".rdjson",
+    "codequality": ".codequality.json",
+}
 
 
 def render(result: ReviewResult, format: str, **options: Any) -> str:
@@ -110,8 +121,10 @@ __all__ = [
     "neutralize",
     "parse_json",
     "render",
+    "render_codequality",
     "render_json",
     "render_markdown",
+    "render_rdjson",
     "render_sarif",
     "render_terminal",
     "report_schema",
