@@ -63,7 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--format",
         action="append",
         metavar="FORMAT[=FILE]",
-        help="terminal, markdown, json or sarif; repeat for several (default: terminal)",
+        help="terminal, markdown, json, sarif, rdjson or codequality; repeat for several "
+        "(default: terminal)",
     )
     review.add_argument(
         "--output",

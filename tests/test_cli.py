@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -123,6 +124,17 @@ def test_version_and_help() -> None:
     assert reviewer("--version").stdout == f"reviewer {__version__}\n"
     helped = reviewer("--help")
     assert helped.returncode == 0 and "tool" in helped.stdout
+
+
+def test_review_help_names_every_report_format() -> None:
+    # The help is written out (reviewer.report is too heavy to import for --help); this keeps
+    # it equal to the registry.
+    from reviewer.report import FORMATS
+
+    helped = " ".join(reviewer("review", "--help").stdout.split())
+    listed = re.search(r"--format FORMAT\[=FILE\] (.+?); repeat", helped)
+    assert listed is not None
+    assert set(re.split(r", | or ", listed.group(1))) == set(FORMATS)
 
 
 def test_help_and_version_do_not_import_the_heavy_clients() -> None:
