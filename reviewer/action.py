@@ -187,6 +187,7 @@ def _review_pull(context: ActionsContext, env: Mapping[str, str]) -> int:
         full=scope.only is None,
         files=result.files,
         findings=result.findings,
+        summary=review.result.summary if _asked_the_model(review.result) else "",
     )
     unlisted = {Severity(s): n for s, n in state.dropped.items() if n}
     notes = () if scope.only is None else (f"This run: {scope.note}.",)
@@ -280,6 +281,8 @@ def _with_open_findings(review: Review, previous: PullState | None, full: bool) 
     result = review.result
     if previous is None:
         return result
+    if previous.summary and previous.summary_at and not _asked_the_model(result):
+        result = replace(result, summary=_earlier_summary(result.summary, previous))
     known = {f.fingerprint for f in previous.findings}
     this_run = [
         replace(f, earlier=f.fingerprint in known) for f in (*result.findings, *result.suppressed)
@@ -295,6 +298,17 @@ def _with_open_findings(review: Review, previous: PullState | None, full: bool) 
         merged, review.settings.min_severity, review.settings.max_findings
     )
     return replace(result, findings=tuple(reported), suppressed=tuple(suppressed), incremental=True)
+
+
+def _asked_the_model(result: ReviewResult) -> bool:
+    """Whether this run's summary is the model's: a complete run that sent it a request."""
+    return result.complete and result.usage.requests > 0
+
+
+def _earlier_summary(note: str, previous: PullState) -> str:
+    """A run that asked the model nothing still shows what the last review that did said."""
+    at = (previous.summary_at or "")[:12]
+    return f"{note}\n\n**Summary of the review at commit {at}:**\n\n{previous.summary}"
 
 
 def _post(

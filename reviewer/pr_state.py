@@ -9,6 +9,12 @@ Fail closed, across runs:
   it points at, and is open while that code still stands in the file (or, on the LEFT side,
   among the lines the pull request removes). Dismissal can later be one more filter here.
 
+What the pull request showed stays shown: an open finding keeps its text and suggestion, and
+the state keeps the model's summary of the last complete review it asked, so a run that asks
+the model nothing shows them again. When the state would outgrow its room, texts are cut in
+the order of `_CUTS` (each cut says so where the text is shown), and only then are the least
+severe findings kept as counts.
+
 Unforgeable: the state is a JSON object in a signed marker (signing.py) on the last line of
 the bot's own summary comment. A state that does not verify, is malformed, or names a commit
 that is not part of this pull request is not used: the run reviews the whole pull request.
@@ -21,7 +27,7 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from reviewer.anchor import placement_of
 from reviewer.diff import Change
@@ -35,9 +41,35 @@ STATE_PREFIX = "<!-- reviewer:state "
 _VERSION = 2
 # Room the state may take in the summary comment; the visible report gets the rest.
 MAX_STATE_CHARS = 24_000
-# What a carried finding keeps of its text (the inline comment, if any, has it all).
-_TITLE_CHARS = 300
-_BODY_CHARS = 1_000
+# A title is one line: longer ones are cut by every report anyway (markdown.MAX_LINE_CHARS).
+_TITLE_CHARS = 1_000
+
+
+class _Cut(NamedTuple):
+    """How much of each text the state keeps (None: all of it)."""
+
+    summary: int | None
+    body: int | None
+    # A suggestion applies only as written: one longer than this is left out whole.
+    suggestion: int | None
+    title: int
+
+
+# Tried in order until the state fits: the summary and the bodies shrink first, long
+# suggestions go next (the inline comment still shows them), titles last.
+_CUTS = (
+    _Cut(None, None, None, _TITLE_CHARS),
+    _Cut(8_000, 4_000, 4_000, 300),
+    _Cut(2_000, 1_000, 1_000, 300),
+    _Cut(500, 200, 0, 120),
+    _Cut(200, 0, 0, 60),
+)
+# What a text cut for room says, where it is shown again.
+CUT_NOTE = "_(cut: the pull request's memory had no room for the whole text)_"
+SUGGESTION_LEFT_OUT = (
+    "_(its suggested change did not fit in the pull request's memory: the inline comment or "
+    "the first report of this finding has it)_"
+)
 
 
 @dataclass(frozen=True)
@@ -55,6 +87,7 @@ class OpenFinding:
     category: str | None = None
     code_hash: str = ""
     code_lines: int = 0
+    suggestion: str | None = None
 
 
 @dataclass(frozen=True)
@@ -65,6 +98,9 @@ class PullState:
     findings: tuple[OpenFinding, ...] = ()
     # Open findings the state had no room for: counted so the gate can still see them.
     dropped: dict[str, int] = field(default_factory=dict)
+    # The model's summary of the last complete review that asked it, and that review's head.
+    summary: str = ""
+    summary_at: str | None = None
 
 
 @dataclass(frozen=True)
@@ -80,16 +116,14 @@ class ReviewScope:
 
 
 def state_line(state: PullState, signer: Signer) -> str:
-    """The marker line, at most MAX_STATE_CHARS: finding texts are cut, then the least
-    severe findings are counted instead of kept, before the state could outgrow its room."""
-    payload = _payload(state)
-    line = _sign(payload, signer)
-    for title, body in ((_TITLE_CHARS, 200), (120, 0), (60, 0)):
+    """The marker line, at most MAX_STATE_CHARS: texts are cut in the order of `_CUTS`, then
+    the least severe findings are counted instead of kept, before the state could outgrow
+    its room."""
+    for cut in _CUTS:
+        payload = _payload(state, cut)
+        line = _sign(payload, signer)
         if len(line) <= MAX_STATE_CHARS:
             return line
-        for entry in payload["f"]:
-            entry["t"], entry["b"] = entry["t"][:title], entry["b"][:body]
-        line = _sign(payload, signer)
     while len(line) > MAX_STATE_CHARS and payload["f"]:
         gone = payload["f"].pop()  # findings are kept most severe first
         payload["x"][gone["s"]] = payload["x"].get(gone["s"], 0) + 1
@@ -118,7 +152,7 @@ def _sign(payload: dict[str, Any], signer: Signer) -> str:
     return signer.marker(f"state {text}")
 
 
-def _payload(state: PullState) -> dict[str, Any]:
+def _payload(state: PullState, cut: _Cut) -> dict[str, Any]:
     return {
         "v": _VERSION,
         "h": state.head,
@@ -133,15 +167,35 @@ def _payload(state: PullState) -> dict[str, Any]:
                 "l": f.line,
                 "e": f.end_line,
                 "side": f.side,
-                "t": f.title[:_TITLE_CHARS],
-                "b": f.body[:_BODY_CHARS],
+                "t": _cut_text(f.title, cut.title, "…"),
+                "b": _cut_body(f, cut),
+                "g": f.suggestion if _keeps_suggestion(f.suggestion, cut) else None,
                 "k": f.code_hash,
                 "n": f.code_lines,
             }
             for f in sorted(state.findings, key=lambda f: (-f.severity.rank, f.path, f.line))
         ],
         "x": dict(state.dropped),
+        "sm": _cut_text(state.summary, cut.summary, f"\n\n{CUT_NOTE}"),
+        "sa": state.summary_at,
     }
+
+
+def _cut_text(text: str, limit: int | None, note: str) -> str:
+    if limit is None or len(text) <= limit:
+        return text
+    return text[:limit].rstrip() + note if limit else ""
+
+
+def _keeps_suggestion(suggestion: str | None, cut: _Cut) -> bool:
+    return suggestion is not None and (cut.suggestion is None or len(suggestion) <= cut.suggestion)
+
+
+def _cut_body(finding: OpenFinding, cut: _Cut) -> str:
+    body = _cut_text(finding.body, cut.body, f"\n\n{CUT_NOTE}")
+    if finding.suggestion is not None and not _keeps_suggestion(finding.suggestion, cut):
+        body = f"{body}\n\n{SUGGESTION_LEFT_OUT}".lstrip("\n")
+    return body
 
 
 def _parse(data: Any) -> PullState:
@@ -164,11 +218,17 @@ def _parse(data: Any) -> PullState:
             body=str(f["b"]),
             code_hash=str(f["k"]),
             code_lines=int(f["n"]),
+            # Absent from the states of earlier versions.
+            suggestion=None if f.get("g") is None else str(f["g"]),
         )
         for f in data["f"]
     )
     dropped = {Severity(k).value: int(v) for k, v in dict(data.get("x") or {}).items()}
-    return PullState(head, reviewed_at, files, findings, dropped)
+    summary_at = data.get("sa")
+    if not (summary_at is None or _is_sha(summary_at)):
+        raise ValueError("not a commit id")
+    summary = str(data.get("sm") or "")
+    return PullState(head, reviewed_at, files, findings, dropped, summary, summary_at)
 
 
 def _is_sha(value: Any) -> bool:
@@ -265,21 +325,29 @@ def next_state(
     full: bool,
     files: Iterable[FileCoverage],
     findings: Iterable[Finding],
+    summary: str = "",
 ) -> PullState:
     """What this run adds: all of the pull request when the run was complete, else the files
     it did review (by blob, so a later push that changes them makes them due again). Counts
-    of findings an earlier state had no room for stay until a complete full review."""
+    of findings an earlier state had no room for stay until a complete full review.
+    `summary` is the model's summary when this run asked the model; a complete run that did
+    becomes the review whose summary is kept, else the earlier one stays."""
     opened = tuple(open_finding(f) for f in findings)
     dropped = {} if previous is None or (complete and full) else dict(previous.dropped)
+    if complete and summary:
+        said: tuple[str, str | None] = (summary, head)
+    else:
+        said = (previous.summary, previous.summary_at) if previous else ("", None)
     if complete:
-        return PullState(head, head, {}, opened, dropped)
+        return PullState(head, head, {}, opened, dropped, *said)
     blobs = blob_ids(root, head)
     kept = dict(previous.reviewed_files) if previous else {}
     kept = {p: b for p, b in kept.items() if blobs.get(p, "-") == b}
     for coverage in files:
         if coverage.reviewed and not coverage.earlier:
             kept[coverage.path] = blobs.get(coverage.path, "-")
-    return PullState(head, previous.reviewed_at if previous else None, kept, opened, dropped)
+    reviewed_at = previous.reviewed_at if previous else None
+    return PullState(head, reviewed_at, kept, opened, dropped, *said)
 
 
 def open_finding(finding: Finding) -> OpenFinding:
@@ -295,6 +363,7 @@ def open_finding(finding: Finding) -> OpenFinding:
         category=finding.category,
         code_hash=code_hash(finding.code.split("\n")) if finding.code else "",
         code_lines=len(finding.code.split("\n")) if finding.code else 0,
+        suggestion=finding.suggestion,
     )
 
 
@@ -328,6 +397,7 @@ def still_open(
                 category=item.category,
                 title=item.title,
                 body=item.body,
+                suggestion=item.suggestion,
                 fingerprint=item.fingerprint,
                 placement=placement,
                 placement_note=note,

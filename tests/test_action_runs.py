@@ -364,6 +364,34 @@ def test_each_run_ends_with_its_status_what_it_posted_what_is_open_and_where(
     )
 
 
+def test_a_rerun_on_a_reviewed_head_shows_the_review_as_it_was_shown(pr: PullRequest) -> None:
+    verdict = "Adds `average`. **Verdict:** fix the empty-list case before merging."
+    first = pr.run([submit_saying(verdict, finding())], REVIEWER_FAIL_ON="high")
+    assert first.code == 1, first.err
+    first_report = json.loads(Path(first.outputs["report"]).read_text())
+    suggestion = "    return total(items) / len(items) if items else 0.0"
+    assert first_report["findings"][0]["suggestion"] == suggestion
+    head = pr.repo.head()
+
+    again = pr.run([], REVIEWER_FAIL_ON="high")
+    assert again.llm_bodies == []  # nothing new: the model is not asked
+    summary = pr.summary()
+    # The model's summary of the review it did not redo, said to be that review's.
+    assert "fix the empty-list case before merging" in summary
+    assert head[:12] in summary.split("### Findings")[0]
+    section = finding_section(summary, "Division by zero on an empty list")
+    assert CARRIED in section
+    assert "`average([])` raises ZeroDivisionError." in section
+    assert f"```python\n{suggestion}\n```" in section, section
+    assert "fix the empty-list case before merging" in again.summary  # the job summary
+    report = json.loads(Path(again.outputs["report"]).read_text())
+    assert "fix the empty-list case before merging" in report["summary"]
+    (carried,) = report["findings"]
+    assert carried["earlier"] is True
+    for key in ("title", "body", "suggestion", "category", "severity", "code"):
+        assert carried[key] == first_report["findings"][0][key], key
+
+
 # --- 5: open findings carry forward until their lines change --------------------------------
 
 

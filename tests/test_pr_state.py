@@ -10,7 +10,9 @@ import pytest
 from reviewer.diff import load_change
 from reviewer.findings import FileCoverage, Finding, Severity
 from reviewer.pr_state import (
+    CUT_NOTE,
     MAX_STATE_CHARS,
+    SUGGESTION_LEFT_OUT,
     OpenFinding,
     PullState,
     code_hash,
@@ -61,7 +63,8 @@ def a_finding(**changes: object) -> OpenFinding:
 
 
 def test_a_state_round_trips_and_sits_on_one_line() -> None:
-    state = PullState(SHA, SHA, {"b.py": "f" * 40}, (a_finding(),))
+    shown = a_finding(suggestion="    return sum(items) / max(len(items), 1)", category="bug")
+    state = PullState(SHA, SHA, {"b.py": "f" * 40}, (shown,), {}, "**Verdict:** fix it.", SHA)
     line = state_line(state, SIGNER)
     assert "\n" not in line and line.startswith("<!-- reviewer:state ")
     read, problem = read_state(f"{SUMMARY_MARKER}\nreport\n{line}\n", SIGNER)
@@ -119,6 +122,59 @@ def test_the_state_stays_within_its_room_and_counts_what_it_drops() -> None:
     # The least severe go first: no high is dropped while a low is kept.
     kept_low = any(f.severity is Severity.LOW for f in read.findings)
     assert "low" in read.dropped and not (kept_low and "high" in read.dropped)
+
+
+def test_a_state_that_must_shrink_cuts_texts_in_order_and_says_so() -> None:
+    findings = tuple(
+        a_finding(
+            fingerprint=f"{n:016x}",
+            title=f"Finding {n}",
+            body="b" * (300 if n else 6_000),
+            suggestion="s" * (50 if n else 5_000),
+        )
+        for n in range(12)
+    )
+    state = PullState(SHA, SHA, {}, findings, {}, "v" * 20_000, SHA)
+    line = state_line(state, SIGNER)
+    assert len(line) <= MAX_STATE_CHARS
+    read, _ = read_state(line, SIGNER)
+    assert read is not None and not read.dropped  # texts were cut, no finding counted away
+    long, *short = read.findings
+    # The summary and the long body are cut, saying so; short texts are whole.
+    assert read.summary.startswith("v" * 2_000) and read.summary.endswith(CUT_NOTE)
+    assert long.body.startswith("b" * 1_000) and CUT_NOTE in long.body
+    # A suggestion is whole or left out (it applies only as written), and then it is said.
+    assert long.suggestion is None and SUGGESTION_LEFT_OUT in long.body
+    assert all(f.body == "b" * 300 and f.suggestion == "s" * 50 for f in short)
+
+
+def test_a_state_of_an_earlier_version_without_suggestions_or_summary_is_read() -> None:
+    payload = {
+        "v": 2,
+        "h": SHA,
+        "r": SHA,
+        "files": {},
+        "x": {},
+        "f": [
+            {
+                "p": "0123456789abcdef",
+                "s": "high",
+                "c": None,
+                "path": "app.py",
+                "l": 2,
+                "e": None,
+                "side": "RIGHT",
+                "t": "Division by zero",
+                "b": "b",
+                "k": "",
+                "n": 0,
+            }
+        ],
+    }
+    text = json.dumps(payload, separators=(",", ":"), sort_keys=True)
+    read, problem = read_state(SIGNER.marker(f"state {text}"), SIGNER)
+    assert problem == "" and read is not None
+    assert read.findings[0].suggestion is None and read.summary == ""
 
 
 def test_markers_in_untrusted_text_are_defused_everywhere() -> None:
