@@ -246,6 +246,17 @@ class Redactor:
         return _redact_formats(text)
 
 
+def environment_redactor() -> Redactor:
+    """The Redactor of the process environment as it is now; built again only when the
+    environment changed (a sink may ask for it once per value)."""
+    return _redactor_for(tuple(os.environ.items()))
+
+
+@lru_cache(maxsize=4)
+def _redactor_for(environ: tuple[tuple[str, str], ...]) -> Redactor:
+    return Redactor(dict(environ))
+
+
 def _redact_formats(text: str) -> str:
     """`_FORMAT_RE.sub(_replace_format, text)`, trying the regex only where an anchor is."""
     first = _PREFILTER.search(text)  # most texts have no anchor: the cheapest way to say so

@@ -59,8 +59,14 @@ def render(result: ReviewResult, format: str, **options: Any) -> str:
     accepted = _options_of(renderer)
     # Every report is redacted here, its one way out: a secret from a file of the change can
     # sit in a code excerpt, a path or the model's words. Enum members are not strings.
-    safe = redact_values(result, Redactor())
-    return renderer(safe, **{k: v for k, v in options.items() if k in accepted})
+    # Formats that decode text (Markdown's character references and escapes) redact again
+    # what they decoded: they take the same redactor.
+    redactor = Redactor()
+    safe = redact_values(result, redactor)
+    options = {k: v for k, v in options.items() if k in accepted}
+    if "redact" in accepted:
+        options.setdefault("redact", redactor)
+    return renderer(safe, **options)
 
 
 def write_report(result: ReviewResult, format: str, path: str | Path, **options: Any) -> None:

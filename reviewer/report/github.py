@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from reviewer.findings import Finding, ReviewResult, Severity, sort_findings
+from reviewer.redact import environment_redactor
 from reviewer.report.markdown import render_markdown
 from reviewer.report.mdtext import cap_text, fence, inline_code, neutralize, neutralize_line
 from reviewer.signing import Signer
@@ -92,17 +93,18 @@ def is_summary(body: str | None) -> bool:
     return (body or "").split("\n", 1)[0].strip() == SUMMARY_MARKER
 
 
-def _same(text: str) -> str:
-    return text
+Redact = Callable[[str], str]
 
 
-def comment_body(finding: Finding, signer: Signer, *, redact: Callable[[str], str] = _same) -> str:
+def comment_body(finding: Finding, signer: Signer, *, redact: Redact | None = None) -> str:
     """One inline comment: severity, title, the body, a suggestion block, the fingerprint.
     Redacted value by value (see summary_comment)."""
+    redact = redact or environment_redactor()
     finding = map_strings(finding, redact)
     category = f" · {finding.category}" if finding.category else ""
-    parts = [f"{_LABEL[finding.severity]}{category}: {neutralize(finding.title)}", ""]
-    parts.append(neutralize(finding.body))
+    title = neutralize(finding.title, redact=redact)
+    parts = [f"{_LABEL[finding.severity]}{category}: {title}", ""]
+    parts.append(neutralize(finding.body, redact=redact))
     if finding.suggestion is not None and finding.side == "RIGHT":
         if has_marker(finding.suggestion):
             # A suggestion is applied as written, so it cannot be defused: it is left out.
@@ -110,7 +112,7 @@ def comment_body(finding: Finding, signer: Signer, *, redact: Callable[[str], st
         else:
             parts += ["", fence(finding.suggestion.rstrip("\n"), "suggestion")]
     if finding.placement_note:
-        parts += ["", f"<sub>{neutralize(finding.placement_note)}</sub>"]
+        parts += ["", f"<sub>{neutralize(finding.placement_note, redact=redact)}</sub>"]
     text, cut = cap_text(defuse_markers("\n".join(parts)), MAX_BODY_CHARS)
     if cut:
         text += "\n\n*(cut: the comment was too long for GitHub)*"
@@ -118,7 +120,7 @@ def comment_body(finding: Finding, signer: Signer, *, redact: Callable[[str], st
 
 
 def review_comment(
-    finding: Finding, signer: Signer, *, redact: Callable[[str], str] = _same
+    finding: Finding, signer: Signer, *, redact: Redact | None = None
 ) -> dict[str, Any]:
     """The `comments[]` entry of a review for an inline finding."""
     comment: dict[str, Any] = {
@@ -141,7 +143,7 @@ def review_body(
     fold_reason: str,
     signer: Signer,
     *,
-    redact: Callable[[str], str] = _same,
+    redact: Redact | None = None,
 ) -> str:
     """The review's own text: how many comments this run adds, and any that could not be
     placed inline (they are written here in full, so none is lost). Its last line names the
@@ -151,18 +153,20 @@ def review_body(
     lines = [f"**reviewer** added {new_inline} inline {noun} on this push{where}."]
     if folded:
         lines += ["", f"These findings could not be placed on their lines ({fold_reason}):", ""]
+        redact = redact or environment_redactor()
         for finding in sort_findings(folded):
-            lines.append(_folded(map_strings(finding, redact)))
+            lines.append(_folded(map_strings(finding, redact), redact))
     text, cut = cap_text(defuse_markers("\n".join(lines)), MAX_BODY_CHARS)
     if cut:
         text += "\n\n*(cut: see the summary comment for the rest)*"
     return f"{text}\n\n{review_marker(run_id, [f.fingerprint for f in folded], signer)}"
 
 
-def _folded(finding: Finding) -> str:
+def _folded(finding: Finding, redact: Redact) -> str:
     where = inline_code(f"{shown_name(finding.path)}:{finding.line}")
-    head = f"- {_LABEL[finding.severity]} {where}: {neutralize_line(finding.title)}"
-    body = "\n".join("  " + line for line in neutralize(finding.body).splitlines())
+    head = f"- {_LABEL[finding.severity]} {where}: {neutralize_line(finding.title, redact=redact)}"
+    body = neutralize(finding.body, redact=redact)
+    body = "\n".join("  " + line for line in body.splitlines())
     return f"{head}\n{body}"
 
 
@@ -171,7 +175,7 @@ def summary_comment(
     *,
     state_line: str,
     notes: tuple[str, ...] = (),
-    redact: Callable[[str], str] = _same,
+    redact: Redact | None = None,
 ) -> str:
     """The one summary comment, edited in place on every run: the marker on its first line,
     the report, and the state for the next run on its last line (signed: left as it is).
@@ -179,13 +183,16 @@ def summary_comment(
     Everything is redacted value by value before it is rendered, never as one text: a secret
     format that runs to the end of its text (a key header without its END line, in a file
     name or a finding) would hide every finding after it. Defusing markers can lengthen
-    text, so the report is measured after it and rendered smaller when it has to be."""
-    head = "".join(f"> {neutralize_line(redact(note))}\n\n" for note in notes)
+    text, so the report is measured after it and rendered smaller when it has to be. Each
+    value is redacted again in its final form, after Markdown decoded it (mdtext.neutralize):
+    a secret written as character references or escapes is caught there."""
+    redact = redact or environment_redactor()
+    head = "".join(f"> {neutralize_line(note, redact=redact)}\n\n" for note in notes)
     safe = map_strings(result, redact)
     room = MAX_BODY_CHARS - len(state_line) - len(SUMMARY_MARKER) - 2
     budget = room - len(head)
     while True:
-        report = render_markdown(safe, max_bytes=budget, full_list=FULL_LIST)
+        report = render_markdown(safe, max_bytes=budget, full_list=FULL_LIST, redact=redact)
         text = defuse_markers(head + report)
         if len(text) <= room or budget < 2_000:
             break
@@ -196,9 +203,12 @@ def summary_comment(
 
 
 def annotations(
-    findings: tuple[Finding, ...] | list[Finding], *, redact: Callable[[str], str] = _same
+    findings: tuple[Finding, ...] | list[Finding], *, redact: Redact | None = None
 ) -> list[str]:
-    """Workflow commands for the findings, most severe first (GitHub shows only a few)."""
+    """Workflow commands for the findings, most severe first (GitHub shows only a few).
+    Annotations are plain text (the runner decodes only its own `%` escapes, which
+    command_line applies after redaction), so the values are redacted as they are."""
+    redact = redact or environment_redactor()
     lines = []
     for finding in sort_findings(list(findings))[:MAX_ANNOTATIONS]:
         title = redact(finding.title)

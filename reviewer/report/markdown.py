@@ -8,6 +8,7 @@ files, then the least severe findings, then the end of the summary. A note says 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import PurePosixPath
@@ -17,6 +18,7 @@ import jinja2
 
 from reviewer import __version__
 from reviewer.findings import Finding, ReviewResult, Severity, sort_findings
+from reviewer.redact import environment_redactor
 from reviewer.report.common import (
     SEVERITIES,
     clean_text,
@@ -87,6 +89,8 @@ class _Page:
     suppressed: list[str]
     reviewed: list[str]
     summary_raw: str
+    # Applied to every value as the page shows it, after Markdown decoded it (mdsafe.py).
+    redact: Callable[[str], str]
     detail: int = 0
     # Indexes into `raw` of the findings shown; None: all of them.
     shown: frozenset[int] | None = None
@@ -101,7 +105,7 @@ class _Page:
             key = (index, self.detail)
             if key not in self.views:
                 self.views[key] = _finding_view(
-                    index + 1, finding, self.incremental, _DETAIL[self.detail]
+                    index + 1, finding, self.incremental, _DETAIL[self.detail], self.redact
                 )
             out.append(self.views[key])
         return out
@@ -119,10 +123,12 @@ def render_markdown(
     max_bytes: int = DEFAULT_MAX_BYTES,
     title: str = "AI review",
     full_list: str = "The JSON report has all of them.",
+    redact: Callable[[str], str] | None = None,
 ) -> str:
     """The review as GitHub-flavoured Markdown, at most `max_bytes` bytes of UTF-8. When it
-    must be cut, `full_list` says where every finding can still be read."""
-    page = _page(printable(result, shown_name), title)
+    must be cut, `full_list` says where every finding can still be read. `redact` (by default
+    the process environment's Redactor) applies to the final text of every value."""
+    page = _page(printable(result, shown_name), title, redact or environment_redactor())
     page.values["full_list"] = full_list
     text = _render(page, max_bytes)
     if _size(text) <= max_bytes:
@@ -135,7 +141,11 @@ def language_for(path: str) -> str:
     return _LANGUAGES.get(PurePosixPath(path).suffix.lstrip(".").lower(), "")
 
 
-def _page(result: ReviewResult, title: str) -> _Page:
+def _page(result: ReviewResult, title: str, redact: Callable[[str], str]) -> _Page:
+
+    def short(text: str) -> str:
+        return _short(text, redact)
+
     findings = sort_findings(result.findings)
     counts = result.counts()
     highest = result.highest_severity()
@@ -157,7 +167,7 @@ def _page(result: ReviewResult, title: str) -> _Page:
     values: dict[str, Any] = {
         "heading": heading,
         "incomplete": not result.complete,
-        "reason": _short(result.incomplete_reason or "no reason was recorded"),
+        "reason": short(result.incomplete_reason or "no reason was recorded"),
         "counts": [str(counts[s]) for s in SEVERITIES],
         "total": len(findings),
         "coverage_line": " · ".join(coverage),
@@ -166,7 +176,7 @@ def _page(result: ReviewResult, title: str) -> _Page:
             if result.complete
             else "No findings so far: the review did not finish, so this is not a clean result."
         ),
-        "skipped": [(inline_code(p), _short(r)) for p, r in skipped],
+        "skipped": [(inline_code(p), short(r)) for p, r in skipped],
         "footer": f"{usage_text(result)} · reviewer {__version__}",
     }
     values["suppressed_count"] = len(result.suppressed)
@@ -174,37 +184,46 @@ def _page(result: ReviewResult, title: str) -> _Page:
         values=values,
         raw=findings,
         incremental=result.incremental,
-        suppressed=[_suppressed_line(f) for f in sort_findings(result.suppressed)],
+        suppressed=[_suppressed_line(f, redact) for f in sort_findings(result.suppressed)],
         reviewed=[f"{inline_code(f.path)} ({f.status})" for f in result.files if f.reviewed],
         summary_raw=result.summary,
+        redact=redact,
     )
 
 
 def _finding_view(
-    number: int, finding: Finding, incremental: bool, detail: tuple[int, bool, bool, bool]
+    number: int,
+    finding: Finding,
+    incremental: bool,
+    detail: tuple[int, bool, bool, bool],
+    redact: Callable[[str], str],
 ) -> dict[str, str]:
     body_chars, inline_code_shown, summary_code_shown, inline_suggestion = detail
+
+    def short(text: str) -> str:
+        return _short(text, redact)
+
     lines = line_range(finding)
-    meta = [f"**{_short(finding.category)}**"] if finding.category else []
+    meta = [f"**{short(finding.category)}**"] if finding.category else []
     if incremental:
         meta.append("from an earlier run, still open" if finding.earlier else "new in this run")
     if finding.side == "LEFT":
         meta.append("on removed lines (base version)")
     if finding.inline:
-        note = f" ({_short(finding.placement_note)})" if finding.placement_note else ""
+        note = f" ({short(finding.placement_note)})" if finding.placement_note else ""
         meta.append(f"on a changed line{note}")
     else:
         note = finding.placement_note or "not on a commentable line"
-        meta.append(f"in this summary only: {_short(note)}")
+        meta.append(f"in this summary only: {short(note)}")
     body, cut = cap_text(finding.body.strip(), body_chars)
-    body = neutralize(body, min_heading=5) + (
+    body = neutralize(body, min_heading=5, redact=redact) + (
         "\n\n_(cut to fit the size limit: the JSON report has the whole text)_" if cut else ""
     )
     view = {
         "number": str(number),
         "badge": BADGES[finding.severity],
         "location": inline_code(location(finding)),
-        "title": _short(finding.title) or "(untitled)",
+        "title": short(finding.title) or "(untitled)",
         "meta": " · ".join(meta),
         "body": body.strip(),
         "code": "",
@@ -234,14 +253,15 @@ def _finding_view(
     return view
 
 
-def _suppressed_line(finding: Finding) -> str:
-    return f"{finding.severity.value} · {inline_code(location(finding))} · {_short(finding.title)}"
+def _suppressed_line(finding: Finding, redact: Callable[[str], str]) -> str:
+    title = _short(finding.title, redact)
+    return f"{finding.severity.value} · {inline_code(location(finding))} · {title}"
 
 
-def _short(text: str) -> str:
-    """One line of untrusted text, neutralized and cut to MAX_LINE_CHARS."""
+def _short(text: str, redact: Callable[[str], str]) -> str:
+    """One line of untrusted text, neutralized, redacted and cut to MAX_LINE_CHARS."""
     text, cut = cap_text(" ".join(text.split()), MAX_LINE_CHARS)
-    return neutralize_line(text) + ("…" if cut else "")
+    return neutralize_line(text, redact=redact) + ("…" if cut else "")
 
 
 @lru_cache(maxsize=1)
@@ -260,7 +280,7 @@ def _template() -> jinja2.Template:
 
 def _render(page: _Page, max_bytes: int) -> str:
     summary, cut = cap_text(page.summary_raw.strip(), MAX_SUMMARY_CHARS)
-    summary = neutralize(summary, min_heading=4)
+    summary = neutralize(summary, min_heading=4, redact=page.redact)
     if cut or page.cut_summary:
         summary += "\n\n_(summary cut to fit the size limit)_"
     omitted_note = ""

@@ -13,12 +13,21 @@ back as the same prose, and what GitHub would act on is made inert:
 Because the output is built from the parse, what renders as code is exactly what the parser
 saw as code: a span that crosses lines, a backtick in a table cell, or a fence in a list
 item cannot make prose look like code or code like prose.
+
+Secrets are redacted in what the reader will see, after the parser decoded it: a secret the
+model wrote as character references (`&#115;k-...`), with backslash escapes, split by
+emphasis or code spans, or percent-encoded in a link is caught in the decoded text of each
+run of inline text, each code block and each link destination. A run of text whose decoded
+form holds a secret is written as plain text with the secret replaced.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from functools import lru_cache
+from urllib.parse import unquote
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
@@ -45,18 +54,31 @@ def _parser() -> MarkdownIt:
     return MarkdownIt("commonmark").enable(["table", "strikethrough"])
 
 
-def safe_markdown(text: str, *, min_heading: int = 1) -> str:
-    """`text` (Markdown) rebuilt so that nothing in it acts; headings at least `min_heading`."""
+def _same(text: str) -> str:
+    return text
+
+
+@dataclass(frozen=True)
+class _Options:
+    min_heading: int
+    # Applied to decoded text (what the reader sees), before it is escaped again.
+    redact: Callable[[str], str]
+
+
+def safe_markdown(text: str, *, min_heading: int = 1, redact: Callable[[str], str] = _same) -> str:
+    """`text` (Markdown) rebuilt so that nothing in it acts; headings at least `min_heading`;
+    `redact` applied to every decoded piece of it."""
     tokens = _parser().parse(text)
-    blocks, _ = _blocks(tokens, 0, None, min(max(min_heading, 1), 6))
+    blocks, _ = _blocks(tokens, 0, None, _Options(min(max(min_heading, 1), 6), redact))
     return "\n\n".join(blocks)
 
 
-def safe_inline(text: str) -> str:
+def safe_inline(text: str, *, redact: Callable[[str], str] = _same) -> str:
     """One line of Markdown (a title, a list item's text) rebuilt the same way."""
     tokens = _parser().parseInline(text)
     children = tokens[0].children if tokens and tokens[0].children else []
-    return _escape_line_starts(_inline(children, in_table=False).replace("\n", " "))
+    line = _inline(children, in_table=False, redact=redact).replace("\n", " ")
+    return _escape_line_starts(line)
 
 
 def escape_text(text: str) -> str:
@@ -91,7 +113,7 @@ def code_fence(content: str, info: str = "") -> str:
 
 
 def _blocks(
-    tokens: list[Token], index: int, stop: str | None, min_heading: int
+    tokens: list[Token], index: int, stop: str | None, options: _Options
 ) -> tuple[list[str], int]:
     """Rendered blocks from `index` up to the closing token `stop`; and where it ended."""
     blocks: list[str] = []
@@ -100,39 +122,43 @@ def _blocks(
         if stop is not None and token.type == stop:
             return blocks, index + 1
         kind = token.type
+        redact = options.redact
         if kind == "paragraph_open":
             inline = tokens[index + 1]
-            blocks.append(_paragraph(inline.children or []))
+            text = _inline(inline.children or [], in_table=False, redact=redact)
+            blocks.append(_paragraph_text(text))
             index += 3
         elif kind == "heading_open":
-            level = max(int(token.tag[1]), min_heading)
-            text = _inline(tokens[index + 1].children or [], in_table=False)
+            level = max(int(token.tag[1]), options.min_heading)
+            text = _inline(tokens[index + 1].children or [], in_table=False, redact=redact)
             blocks.append(f"{'#' * level} {' '.join(text.split())}".rstrip())
             index += 3
         elif kind in ("fence", "code_block"):
-            blocks.append(code_fence(token.content, token.info if kind == "fence" else ""))
+            info = redact(token.info) if kind == "fence" else ""
+            blocks.append(code_fence(redact(token.content), info))
             index += 1
         elif kind == "html_block":
-            blocks.append(_paragraph_text(escape_text(token.content.rstrip("\n"))))
+            text = escape_text(redact(token.content.rstrip("\n")))
+            blocks.append(_paragraph_text(text))
             index += 1
         elif kind == "hr":
             blocks.append("---")
             index += 1
         elif kind == "blockquote_open":
-            inner, index = _blocks(tokens, index + 1, "blockquote_close", min_heading)
+            inner, index = _blocks(tokens, index + 1, "blockquote_close", options)
             blocks.append(_prefixed("\n\n".join(inner), "> ", "> "))
         elif kind in ("bullet_list_open", "ordered_list_open"):
-            rendered, index = _list(tokens, index, min_heading)
+            rendered, index = _list(tokens, index, options)
             blocks.append(rendered)
         elif kind == "table_open":
-            rendered, index = _table(tokens, index)
+            rendered, index = _table(tokens, index, redact)
             blocks.append(rendered)
         else:  # an unknown or closing token of no consequence
             index += 1
     return blocks, index
 
 
-def _list(tokens: list[Token], index: int, min_heading: int) -> tuple[str, int]:
+def _list(tokens: list[Token], index: int, options: _Options) -> tuple[str, int]:
     opener = tokens[index]
     ordered = opener.type == "ordered_list_open"
     close = "ordered_list_close" if ordered else "bullet_list_close"
@@ -144,7 +170,7 @@ def _list(tokens: list[Token], index: int, min_heading: int) -> tuple[str, int]:
         if tokens[index].type != "list_item_open":
             index += 1
             continue
-        inner, index = _blocks(tokens, index + 1, "list_item_close", min_heading)
+        inner, index = _blocks(tokens, index + 1, "list_item_close", options)
         marker = f"{number}. " if ordered else "- "
         number += 1
         items.append(_prefixed("\n\n".join(inner), marker, " " * len(marker)))
@@ -154,7 +180,7 @@ def _list(tokens: list[Token], index: int, min_heading: int) -> tuple[str, int]:
     return ("\n" if tight else "\n\n").join(items), index + 1
 
 
-def _table(tokens: list[Token], index: int) -> tuple[str, int]:
+def _table(tokens: list[Token], index: int, redact: Callable[[str], str]) -> tuple[str, int]:
     rows: list[list[str]] = []
     aligns: list[str] = []
     row: list[str] = []
@@ -165,7 +191,8 @@ def _table(tokens: list[Token], index: int) -> tuple[str, int]:
             if token.type == "th_open":
                 style = str(token.attrs.get("style", ""))
                 aligns.append(style.removeprefix("text-align:"))
-            row.append(_inline(tokens[index + 1].children or [], in_table=True).strip())
+            cell = _inline(tokens[index + 1].children or [], in_table=True, redact=redact)
+            row.append(cell.strip())
             index += 3
             continue
         if token.type == "tr_close":
@@ -195,10 +222,6 @@ def _prefixed(text: str, first: str, rest: str) -> str:
     return "\n".join(out)
 
 
-def _paragraph(children: list[Token]) -> str:
-    return _paragraph_text(_inline(children, in_table=False))
-
-
 def _paragraph_text(text: str) -> str:
     # Continuation lines lose their indentation (four spaces would make a code block).
     return "\n".join(_escape_line_starts(line.lstrip(" \t")) for line in text.split("\n"))
@@ -216,7 +239,30 @@ def _escape_line_starts(line: str) -> str:
 # --- inline ----------------------------------------------------------------------------------
 
 
-def _inline(children: list[Token], *, in_table: bool) -> str:
+def _inline(children: list[Token], *, in_table: bool, redact: Callable[[str], str]) -> str:
+    """A run of inline tokens rebuilt; as plain text when what a reader would see of it (the
+    decoded text, across emphasis and code spans) holds a secret."""
+    seen = _seen(children)
+    hidden = redact(seen)
+    if hidden != seen:
+        return escape_text(hidden).replace("\n", " " if in_table else "\n")
+    return _rebuilt(children, in_table=in_table, redact=redact)
+
+
+def _seen(children: list[Token]) -> str:
+    """The text a reader sees of inline tokens, decoded, markup left out."""
+    parts = []
+    for token in children:
+        if token.type in ("softbreak", "hardbreak"):
+            parts.append("\n")
+        elif token.type == "image":
+            parts.append(_seen(token.children or []))
+        elif token.type in ("text", "code_inline", "html_inline", "html_block"):
+            parts.append(token.content)
+    return "".join(parts)
+
+
+def _rebuilt(children: list[Token], *, in_table: bool, redact: Callable[[str], str]) -> str:
     out: list[str] = []
     links: list[str] = []
     for token in children:
@@ -239,19 +285,24 @@ def _inline(children: list[Token], *, in_table: bool) -> str:
         elif kind in ("s_open", "s_close"):
             out.append("~~")
         elif kind == "link_open":
-            links.append(_url(str(token.attrs.get("href", ""))))
+            links.append(_url(str(token.attrs.get("href", "")), redact))
             out.append("[")
         elif kind == "link_close":
             out.append(f"]({links.pop() if links else '<>'})")
         elif kind == "image":
-            alt = _inline(token.children or [], in_table=in_table) or "image"
-            out.append(f"[{alt}]({_url(str(token.attrs.get('src', '')))})")
+            alt = _rebuilt(token.children or [], in_table=in_table, redact=redact) or "image"
+            out.append(f"[{alt}]({_url(str(token.attrs.get('src', '')), redact)})")
         else:
             out.append(escape_text(token.content))
     return "".join(out)
 
 
-def _url(url: str) -> str:
-    """A link destination that cannot end early or break the line."""
+def _url(url: str, redact: Callable[[str], str]) -> str:
+    """A link destination that cannot end early or break the line, and holds no secret even
+    once its percent-encoding is decoded."""
+    decoded = unquote(url)
+    hidden = redact(decoded)
+    if hidden != decoded or redact(url) != url:
+        url = redact(hidden)
     cleaned = "".join(c if c > " " and c not in "<>\\" else f"%{ord(c):02X}" for c in url)
     return f"<{cleaned}>"

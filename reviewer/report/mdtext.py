@@ -9,6 +9,9 @@ and rebuilds it with nothing in it that acts (mentions, HTML, images, fences we 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from reviewer.redact import environment_redactor
 from reviewer.report.common import clean_text, one_line
 from reviewer.report.mdsafe import MENTION_BREAK, code_fence, code_span, safe_inline, safe_markdown
 
@@ -39,18 +42,33 @@ def inline_code(text: str) -> str:
     return code_span(text) if text else ""
 
 
-def neutralize(text: str, *, min_heading: int = 1) -> str:
-    """Markdown written by the model, safe to embed in a page.
+def neutralize(
+    text: str, *, min_heading: int = 1, redact: Callable[[str], str] | None = None
+) -> str:
+    """Markdown written by the model, safe to embed in a page, and redacted in its final
+    form (`redact`, by default the process environment's Redactor).
 
     Headings are raised to at least level `min_heading` (at most 6), so the model's
-    `# Summary` sits below the headings of the page that embeds it.
+    `# Summary` sits below the headings of the page that embeds it. Redaction applies to the
+    text as written, to every piece of it as the parser decoded it (mdsafe.py), and to the
+    rebuilt text; should the last find a secret the pieces did not hold, what is left is
+    rebuilt again, so a cut cannot leave a fence open for the rest of the page.
     """
-    return safe_markdown(clean_text(text), min_heading=min_heading)
+    redact = redact or environment_redactor()
+    rebuilt = safe_markdown(clean_text(redact(text)), min_heading=min_heading, redact=redact)
+    final = redact(rebuilt)
+    if final == rebuilt:
+        return rebuilt
+    return safe_markdown(final, min_heading=min_heading, redact=redact)
 
 
-def neutralize_line(text: str) -> str:
-    """Text for one line of Markdown (a heading, a list item): folded, then neutralized."""
-    return safe_inline(one_line(text))
+def neutralize_line(text: str, *, redact: Callable[[str], str] | None = None) -> str:
+    """Text for one line of Markdown (a heading, a list item): folded, then neutralized and
+    redacted as `neutralize` does."""
+    redact = redact or environment_redactor()
+    rebuilt = safe_inline(one_line(redact(text)), redact=redact)
+    final = redact(rebuilt)
+    return rebuilt if final == rebuilt else safe_inline(final, redact=redact)
 
 
 def cap_text(text: str, limit: int) -> tuple[str, bool]:
