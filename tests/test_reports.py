@@ -821,3 +821,83 @@ def test_sarif_leaves_suppressed_findings_out_but_counts_them() -> None:
     run = sarif_run(COMPLETE)
     assert run["properties"]["reviewer"]["suppressedFindings"] == 1
     assert all(r["message"]["text"] != "Nit\n\nSomething is off here." for r in run["results"])
+
+
+def _crowded_review() -> ReviewResult:
+    """3,000 findings of which 2,950 are suppressed (max_findings 50), 3,000 reviewed files
+    and 1,000 not reviewed, with long enough texts that no report can hold all of it."""
+    reported = tuple(
+        Finding(
+            path=f"src/module_{n:04}.py",
+            line=n + 1,
+            severity=Severity.HIGH,
+            title=f"Reported finding {n}",
+            body="A body long enough to matter. " * 40,
+            fingerprint=f"{n:016x}",
+        )
+        for n in range(50)
+    )
+    suppressed = tuple(
+        dataclasses.replace(f, title=f"Suppressed finding {n}", fingerprint=f"{n + 50:016x}")
+        for n, f in enumerate(reported * 59)
+    )
+    files = tuple(FileCoverage(f"src/module_{n:04}.py", "modified", True) for n in range(3_000))
+    files += tuple(
+        FileCoverage(f"vendor/{'deep/' * 30}pkg_{n:04}.js", "added", False, "vendored")
+        for n in range(1_000)
+    )
+    return ReviewResult(
+        "complete",
+        "Summary. " * 3_000,
+        reported,
+        "m",
+        "a" * 40,
+        "b" * 40,
+        files,
+        suppressed=suppressed,
+    )
+
+
+def test_every_count_stays_when_the_summary_comment_is_cut_to_fit() -> None:
+    from reviewer.pr_state import MAX_STATE_CHARS
+    from reviewer.report.github import summary_comment
+
+    result = _crowded_review()
+    assert len(result.suppressed) == 2_950
+    state = "<!-- reviewer:state " + "x" * (MAX_STATE_CHARS - 30) + " -->"
+    body = summary_comment(result, state_line=state)
+    assert len(body) <= 65_536
+    shown = len(re.findall(r"^#### \d+\. ", body, flags=re.MULTILINE))
+    assert shown < 50  # it was cut
+    assert "Not reviewed (1,000)" in body  # not the number of names listed
+    assert "No changed files" not in body
+    assert "3,000 reviewed" in body.split("### Files")[1]  # the files' own section counts them
+    assert "2,950 more below the reporting threshold" in body
+    assert f"{50 - shown} of 50 findings are not shown here" in body
+    # Where the lists are, for what the comment leaves out.
+    below = body.split("below the reporting threshold", 1)[1].split("\n", 1)[0]
+    assert "job summary" in below and "JSON report" in below
+
+
+def test_every_count_stays_when_the_markdown_report_is_cut_to_fit() -> None:
+    text = render_markdown(_crowded_review(), max_bytes=40_000)
+    assert len(text.encode("utf-8")) <= 40_000
+    assert "Not reviewed (1,000)" in text
+    assert "No changed files" not in text
+    assert "3,000 reviewed" in text.split("### Files")[1]
+    assert "2,950 more below the reporting threshold" in text
+
+
+def test_counts_stay_even_when_the_last_resort_cut_is_needed() -> None:
+    # Not-reviewed files with names near git's limit: 200 listed names alone exceed the cap,
+    # so the report is cut as text; the counts must still be on it.
+    result = dataclasses.replace(
+        _crowded_review(),
+        files=tuple(
+            FileCoverage(f"vendor/{'d' * 200}/{'e' * 200}/f_{n:04}.js", "added", False, "vendored")
+            for n in range(1_000)
+        ),
+    )
+    text = render_markdown(result, max_bytes=30_000)
+    assert len(text.encode("utf-8")) <= 30_000
+    assert "2,950" in text and "1,000 not reviewed" in text

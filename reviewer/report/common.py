@@ -124,6 +124,6 @@ def reviewed_count(result: ReviewResult) -> int:
 def files_text(result: ReviewResult) -> str:
     """`12 reviewed (10 by earlier runs, unchanged since), 2 not reviewed`."""
     earlier = sum(1 for f in result.files if f.reviewed and f.earlier)
-    by_earlier = f" ({earlier} by earlier runs, unchanged since)" if earlier else ""
+    by_earlier = f" ({earlier:,} by earlier runs, unchanged since)" if earlier else ""
     skipped = len(skipped_files(result))
-    return f"{reviewed_count(result)} reviewed{by_earlier}, {skipped} not reviewed"
+    return f"{reviewed_count(result):,} reviewed{by_earlier}, {skipped:,} not reviewed"

@@ -13,7 +13,7 @@ from typing import Any
 
 from reviewer.findings import Finding, ReviewResult, Severity, sort_findings
 from reviewer.redact import environment_redactor
-from reviewer.report.markdown import render_markdown
+from reviewer.report.markdown import counts_sentence, render_markdown
 from reviewer.report.mdtext import cap_text, fence, inline_code, neutralize, neutralize_line
 from reviewer.signing import Signer
 from reviewer.sinks import command_line, data_name, map_strings, shown_name
@@ -198,7 +198,8 @@ def summary_comment(
             break
         budget -= len(text) - room + 100
     if len(text) > room:  # a last resort that keeps GitHub's limit whatever redaction did
-        text = cap_text(text, room - 200)[0] + "\n\n_(cut to fit GitHub's size limit)_"
+        note = f"\n\n_(cut to fit GitHub's size limit: {counts_sentence(safe)}. {FULL_LIST})_"
+        text = cap_text(text, room - len(note))[0] + note
     return f"{SUMMARY_MARKER}\n{text.rstrip()}\n{state_line}"
 
 

@@ -22,9 +22,11 @@ from reviewer.redact import environment_redactor
 from reviewer.report.common import (
     SEVERITIES,
     clean_text,
+    counts_text,
     files_text,
     line_range,
     location,
+    reviewed_count,
     short_rev,
     skipped_files,
     usage_text,
@@ -136,6 +138,14 @@ def render_markdown(
     return _shrink(page, max_bytes)
 
 
+def counts_sentence(result: ReviewResult) -> str:
+    """Every count of the review in one sentence, for a page cut as plain text."""
+    return (
+        f"{len(result.findings):,} findings ({counts_text(result)}), "
+        f"{len(result.suppressed):,} below the reporting threshold; files: {files_text(result)}"
+    )
+
+
 def language_for(path: str) -> str:
     """The fence info string for a file's code, from its extension."""
     return _LANGUAGES.get(PurePosixPath(path).suffix.lstrip(".").lower(), "")
@@ -179,7 +189,11 @@ def _page(result: ReviewResult, title: str, redact: Callable[[str], str]) -> _Pa
         "skipped": [(inline_code(p), short(r)) for p, r in skipped],
         "footer": f"{usage_text(result)} · reviewer {__version__}",
     }
-    values["suppressed_count"] = len(result.suppressed)
+    # Counts are of the whole review: a list may be cut to fit, its count never is.
+    values["suppressed_count"] = f"{len(result.suppressed):,}"
+    values["skipped_count"] = f"{len(skipped):,}"
+    values["reviewed_count"] = f"{reviewed_count(result):,}" if reviewed_count(result) else ""
+    values["counts_sentence"] = counts_sentence(result)
     return _Page(
         values=values,
         raw=findings,
@@ -350,8 +364,12 @@ def _shrink(page: _Page, max_bytes: int) -> str:
         text = _render(fitted, max_bytes)
     if _size(text) <= max_bytes:
         return text
-    # Only a huge title or path could get here; a plain cut keeps the promise of the limit.
-    note = "\n\n_(report cut to fit the size limit)_\n"
+    # Only huge titles or paths could get here; a plain cut keeps the promise of the limit,
+    # and the counts, which the cut may have taken, are said again after it.
+    note = (
+        f"\n\n_(report cut to fit the size limit: {page.values['counts_sentence']}. "
+        f"{page.values['full_list']})_\n"
+    )
     return cap_bytes(text, max_bytes - _size(note)) + note
 
 
