@@ -23,10 +23,17 @@ from reviewer.gitcmd import run_git
 CONFIG_FILE = ".reviewer.toml"
 PYPROJECT = "pyproject.toml"
 ENV_PREFIX = "REVIEWER_"
-# REVIEWER_* variables that steer a command rather than set a setting.
-NOT_SETTINGS = frozenset(
-    {"REVIEWER_CONFIG", "REVIEWER_FULL_REVIEW", "REVIEWER_PR", "REVIEWER_REPORT"}
-)
+# The one list of REVIEWER_* variables that are not settings: the Action's inputs that
+# `reviewer github` reads itself, and what steers a command. Every other REVIEWER_* variable
+# is a setting (a field of `Settings`), and an unknown one is an error.
+COMMAND_VARIABLES: Mapping[str, str] = {
+    "REVIEWER_CONFIG": "settings file read at the base revision (the Action's `config`)",
+    "REVIEWER_FULL_REVIEW": "review the whole pull request (the Action's `full-review`)",
+    "REVIEWER_STATE_KEY": "secret that signs the bot's memory (the Action's `state-key`)",
+    "REVIEWER_BOT_LOGIN": "login the token posts as (the Action's `bot-login`)",
+    "REVIEWER_PR": "pull request number of a workflow_dispatch run",
+    "REVIEWER_REPORT": "path of the JSON report of `reviewer github`",
+}
 FailOn = Literal["critical", "high", "medium", "low", "info", "none"]
 
 
@@ -102,7 +109,7 @@ def environment_layer(environ: Mapping[str, str]) -> Layer:
         if environ.get(name):
             values[key] = environ[name]
     for name, value in environ.items():
-        if name in NOT_SETTINGS:
+        if name in COMMAND_VARIABLES:
             continue
         if name.startswith(ENV_PREFIX) and value != "":
             key = name[len(ENV_PREFIX) :].lower()

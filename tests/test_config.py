@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from reviewer import config
 from reviewer.config import (
     Settings,
+    environment_layer,
     load_settings,
     require_model_settings,
 )
 from reviewer.errors import ReviewerError
 from reviewer.findings import Severity
+from reviewer.testing import FakeLLM
 from tests.conftest import GitRepo
 
 
@@ -156,3 +163,53 @@ def test_fail_on() -> None:
     assert settings.fails(Severity.HIGH) and settings.fails(Severity.MEDIUM)
     assert not settings.fails(Severity.LOW)
     assert not Settings().fails(Severity.CRITICAL)
+
+
+def test_the_actions_own_variables_do_not_stop_a_review(tmp_path: Path, repo: GitRepo) -> None:
+    # The Action passes its `state-key` and `bot-login` inputs as REVIEWER_STATE_KEY and
+    # REVIEWER_BOT_LOGIN; they are not settings, and a review with them set runs (on a783bd8
+    # it exited 2: "unknown setting 'state_key' in the environment").
+    repo.write("app.py", "x = 1\n")
+    repo.commit("base")
+    repo.write("app.py", "x = 2\n")
+    repo.commit("change")
+    script = [{"tool_calls": [{"name": "submit_review", "arguments": {"summary": "ok"}}]}]
+    with FakeLLM(script) as llm:
+        env = {
+            **{k: v for k, v in os.environ.items() if not k.startswith("REVIEWER_")},
+            "OPENAI_BASE_URL": llm.base_url,
+            "OPENAI_API_KEY": "k",
+            "REVIEWER_MODEL": "fake-model",
+            "REVIEWER_STATE_KEY": "x",
+            "REVIEWER_BOT_LOGIN": "reviewer-app[bot]",
+            "NO_PROXY": "127.0.0.1,localhost",
+        }
+        proc = subprocess.run(
+            [sys.executable, "-m", "reviewer", "review", "--base", "HEAD~1", "--quiet"],
+            cwd=repo.root,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        requests = len(llm.bodies)
+    assert proc.returncode == 0, proc.stderr
+    assert requests == 1
+
+
+def test_every_reviewer_variable_the_code_reads_is_a_setting_or_listed() -> None:
+    """One list (COMMAND_VARIABLES) says which REVIEWER_* variables are not settings; every
+    other one the code or action.yml names must be a setting, or the settings loader would
+    refuse it."""
+    project = Path(__file__).resolve().parents[1]
+    texts = [p.read_text() for p in (project / "reviewer").rglob("*.py")]
+    texts.append((project / "action.yml").read_text())
+    named = set(re.findall(r"\bREVIEWER_([A-Z][A-Z_]*[A-Z])\b", "\n".join(texts)))
+    settings = {name.upper() for name in Settings.model_fields}
+    listed = {name.removeprefix("REVIEWER_") for name in config.COMMAND_VARIABLES}
+    assert named - settings - listed == set()
+    assert listed.isdisjoint(settings)
+    # And the loader skips exactly those: each set at once is no setting.
+    environ = {name: "x" for name in config.COMMAND_VARIABLES}
+    assert environment_layer(environ).values == {}
