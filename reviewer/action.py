@@ -68,8 +68,8 @@ def run_github(environ: Mapping[str, str] | None = None) -> int:
     env = os.environ if environ is None else environ
     if env.get("GITHUB_ACTIONS") == "true":
         # Only the runner reads these; anywhere else they would print the secrets.
-        for secret in (env.get("GITHUB_TOKEN"), env.get("OPENAI_API_KEY")):
-            add_mask(secret)
+        for name in ("GITHUB_TOKEN", "OPENAI_API_KEY", "REVIEWER_STATE_KEY"):
+            add_mask(env.get(name))
     try:
         context = load_context(env)
         _require_model_key(context, env)
