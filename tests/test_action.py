@@ -4,7 +4,6 @@ real HTTP to the fake GitHub and the scripted model, real outputs and exit codes
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -12,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from reviewer.cli import main
 from reviewer.pr_state import read_state
@@ -390,12 +390,11 @@ def test_action_yml_declares_every_output_the_program_writes(
     github: FakeGitHub, pr_repo: GitRepo, tmp_path: Path, monkeypatch, capsys
 ) -> None:
     run = run_action(github, pr_repo.root, [submit(finding())], tmp_path, monkeypatch, capsys)
-    action = (Path(__file__).parent.parent / "action.yml").read_text()
-    outputs_block = action.split("\noutputs:\n", 1)[1].split("\nruns:\n", 1)[0]
-    declared = set(re.findall(r"^  ([a-z-]+):$", outputs_block, re.MULTILINE))
+    action = yaml.safe_load((Path(__file__).parent.parent / "action.yml").read_text())
+    declared = set(action["outputs"])
     assert set(run.outputs) <= declared and "status" in declared
     for name in declared:  # and each declared one is wired to the step's output
-        assert f"value: ${{{{ steps.review.outputs.{name} }}}}" in outputs_block
+        assert action["outputs"][name]["value"] == f"${{{{ steps.review.outputs.{name} }}}}"
 
 
 def test_secrets_are_never_printed_outside_actions(
