@@ -407,3 +407,24 @@ def test_secrets_are_never_printed_outside_actions(
     )
     assert run.code == 0
     assert TOKEN not in run.out + run.err and API_KEY not in run.out + run.err
+
+
+def test_the_state_key_is_masked_and_signs_the_state(
+    github: FakeGitHub, pr_repo: GitRepo, tmp_path: Path, monkeypatch, capsys
+) -> None:
+    state_key = "state-" + "K3yForTests" * 3
+    run = run_action(
+        github,
+        pr_repo.root,
+        [submit(finding())],
+        tmp_path,
+        monkeypatch,
+        capsys,
+        REVIEWER_STATE_KEY=state_key,
+        REVIEWER_BOT_LOGIN="github-actions[bot]",
+    )
+    assert run.code == 0, run.err
+    assert f"::add-mask::{state_key}" in run.out  # before anything could print it
+    (summary,) = github.issue_comments
+    state, problem = read_state(summary["body"], Signer.from_secret(state_key, "acme/shop#7"))
+    assert state is not None, problem
