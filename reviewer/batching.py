@@ -22,6 +22,8 @@ _TEST_NAME = re.compile(
     r"|(?P<d>.+)Test\.(?:java|kt)|(?P<e>.+)_spec\.rb)$"
 )
 _TEST_DIRS = {"test", "tests", "__tests__", "spec", "specs"}
+# Top-level folders named in the label of a part that spans several.
+_MAX_AREAS = 3
 
 
 @dataclass(frozen=True)
@@ -47,12 +49,29 @@ class Batch:
 
     @property
     def label(self) -> str:
+        """What the part holds, in words that read inside parentheses: `src/api/a.py`,
+        `src/api/a.py, part 2 of 3`, `src/api/, 65 files`, `top level, 3 files`,
+        `docs/ and src/, 5 files`."""
         paths = self.paths
         if len(paths) == 1:
             part = self.pieces[0].part
             return f"{quote_path(paths[0])}{', ' + part if part else ''}"
-        common = posixpath.commonpath(paths) if all("/" in p for p in paths) else ""
-        return f"{quote_path(common) + '/' if common else ''}… ({len(paths)} files)"
+        directories = [posixpath.dirname(p) for p in paths]
+        common = posixpath.commonpath(directories) if all(directories) else ""
+        where = quote_path(common) + "/" if common else _areas(paths)
+        return f"{where}, {len(paths)} files"
+
+
+def _areas(paths: list[str]) -> str:
+    """The top-level folders a part spans (`top level` for files at the root), at most three
+    named: `top level`, `docs/ and src/`, `docs/, lib/ and 4 more`."""
+    areas = list(
+        dict.fromkeys(quote_path(p.split("/", 1)[0]) + "/" if "/" in p else "top level"
+                      for p in paths)
+    )  # fmt: skip
+    if len(areas) > _MAX_AREAS:
+        areas = [*areas[: _MAX_AREAS - 1], f"{len(areas) - _MAX_AREAS + 1} more"]
+    return areas[0] if len(areas) == 1 else ", ".join(areas[:-1]) + " and " + areas[-1]
 
 
 def group_key(path: str) -> str:

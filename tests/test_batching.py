@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from reviewer.batching import Piece, group_key, plan_batches
+from reviewer.batching import Batch, Piece, group_key, plan_batches
 from reviewer.cli import main
 from reviewer.context import render_hunk, render_piece, rendered_size
 from reviewer.diff import Hunk, load_change
@@ -236,6 +236,55 @@ def test_progress_of_a_split_review_is_labelled_by_part(
     lines = [line for line in capsys.readouterr().err.splitlines() if " turn " in line]
     parts = {line.split(" · ")[0] for line in lines}
     assert len(parts) >= 2 and all(re.match(r"reviewer: part \d+/\d+ \(", p) for p in parts)
+
+
+@pytest.mark.parametrize(
+    ("paths", "label"),
+    [
+        (["src/api/a.py", "src/api/b.py"], "src/api/, 2 files"),
+        (["src/api/a.py", "src/web/b.py", "src/c.py"], "src/, 3 files"),
+        (["a.py", "b.py", "c.py"], "top level, 3 files"),
+        (["README.md", "src/a.py"], "top level and src/, 2 files"),
+        (["docs/x.md", "lib/y.py", "src/z.py"], "docs/, lib/ and src/, 3 files"),
+        (["a/1.py", "b/2.py", "c/3.py", "d/4.py", "e.py"], "a/, b/ and 3 more, 5 files"),
+        (["src/only.py"], "src/only.py"),
+    ],
+)
+def test_a_part_label_reads_inside_parentheses(repo: GitRepo, paths: list[str], label: str) -> None:
+    make_change(repo, {path: "x = 1\n" for path in paths})
+    files = {f.path: f for f in load_change(repo.root, "main", repo.head()).files}
+    batch = Batch(tuple(Piece(files[path]) for path in paths))
+    assert batch.label == label
+    # Never a parenthesis or an ellipsis of its own: `part 1/2 (src/api/, 65 files)`.
+    assert not set(batch.label) & set("()…")
+
+
+def test_progress_lines_reasons_and_summary_use_the_readable_label(
+    repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    files = {f"pkg{d}/mod{n}.py": body(120, f"p{d}m{n}") for d in range(3) for n in range(3)}
+    files.update({f"top{n}.py": body(120, f"t{n}") for n in range(3)})
+    make_change(repo, files)
+    split_review_env(monkeypatch, REVIEWER_CONCURRENCY="1", REVIEWER_MAX_RETRIES="0")
+
+    def fail_at_the_top(request: dict[str, Any]) -> dict[str, Any]:
+        if "### top0.py" in request["messages"][1]["content"]:
+            return {"error": {"message": "this part breaks the server"}, "status": 400}
+        return submit_for_task(request)
+
+    with FakeLLM([fail_at_the_top], on_exhausted="repeat_last") as llm:
+        monkeypatch.setenv("OPENAI_BASE_URL", llm.base_url)
+        args = ["review", "--repo", str(repo.root), "--base", "main"]
+        assert main([*args, "--format", f"json={tmp_path / 'r.json'}"]) == 2
+    err = capsys.readouterr().err
+    parts = {line.split(" · ")[0] for line in err.splitlines() if " turn " in line}
+    assert len(parts) >= 2
+    for part in parts:
+        assert re.fullmatch(r"reviewer: part \d+/\d+ \([^()…]+\)", part), part
+    assert any(re.fullmatch(r"reviewer: part 1/\d+ \(top level, 3 files\)", p) for p in parts)
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["incomplete_reason"].startswith("part 1 (top level, 3 files): ")
+    assert "**Part 1 of " in report["summary"] and " (top level, 3 files):**" in report["summary"]
 
 
 def test_each_part_lists_its_own_files_and_the_rest_by_directory(
