@@ -334,15 +334,17 @@ def _whole_coverage(
 def _mark_unfinished(
     coverage: tuple[FileCoverage, ...], runs: list[tuple[BatchContext, AgentOutcome]]
 ) -> tuple[FileCoverage, ...]:
-    """A file counts as reviewed only when every loop that was shown it submitted a review."""
+    """A file counts as reviewed only when every loop that was shown it submitted a review.
+    Its reason is the loop's, without the part's number: the parts of a review that failed
+    as a whole share one reason, which a report can then say once (the review's own reason
+    names the parts)."""
     unfinished: dict[str, str] = {}
-    for number, (batch, outcome) in enumerate(runs, 1):
+    for batch, outcome in runs:
         if outcome.submission is not None:
             continue
-        where = f"part {number} of {len(runs)}" if len(runs) > 1 else "the review"
         reason = " ".join(outcome.stop_reason.split())[:_MAX_REASON_CHARS]
         for path in batch.paths:
-            unfinished.setdefault(path, f"did not finish ({where}: {reason})")
+            unfinished.setdefault(path, f"did not finish: {reason}")
     return tuple(
         replace(c, reviewed=False, reason=unfinished[c.path])
         if c.path in unfinished and c.reviewed and not c.earlier

@@ -552,12 +552,41 @@ def test_markdown_size_cap_cuts_a_huge_summary_last() -> None:
 def test_markdown_size_cap_with_thousands_of_skipped_files() -> None:
     skipped = tuple(
         FileCoverage(f"vendor/pkg{i:05}/module.js", "added", False, "vendored: " + "x" * 60)
-        for i in range(20_000)
+        for i in range(40_000)
     )
     result = dataclasses.replace(COMPLETE, files=skipped)
     text = render_markdown(result)
     assert len(text.encode("utf-8")) <= DEFAULT_MAX_BYTES
-    assert "and 19,800 more" in text and "#### 1. 🔴 Critical" in text
+    assert "and 39,800 more" in text and "#### 1. 🔴 Critical" in text
+
+
+UNREACHABLE = (
+    "did not finish: the model failed: cannot reach the model endpoint at "
+    "http://127.0.0.1:9/v1: [Errno 111] Connection refused; start the server or check "
+    "OPENAI_BASE_URL"
+)
+
+
+def test_files_not_reviewed_for_one_reason_are_listed_under_it_once() -> None:
+    failed = [f"src/pkg{n // 10}/mod{n}.py" for n in range(95)]
+    files = (
+        *(FileCoverage(path, "added", False, UNREACHABLE) for path in failed),
+        FileCoverage("package-lock.json", "modified", False, "lock file"),
+    )
+    result = dataclasses.replace(INCOMPLETE, files=files)
+    terminal = render_terminal(result).split("Not reviewed (96)", 1)[1]
+    assert terminal.count("Connection refused") == 1
+    assert "(95 files):" in terminal and "  package-lock.json: lock file" in terminal
+    assert all(f"\n    {path}\n" in terminal for path in failed)
+    assert len(terminal.splitlines()) < 95 + 12  # a line a file, the reason once
+    markdown = render_markdown(result).split("### Files", 1)[1]
+    assert markdown.count("Connection refused") == 1
+    assert "**Not reviewed (96):**" in markdown and "(95 files):" in markdown
+    assert all(f"\n  - `{path}`\n" in markdown for path in failed)
+    assert "- `package-lock.json`: lock file" in markdown
+    # The JSON report keeps one reason per file (its contract).
+    reasons = {f["path"]: f["reason"] for f in json.loads(render_json(result))["files"]}
+    assert all(reasons[path] == UNREACHABLE for path in failed)
 
 
 def test_markdown_template_ships_inside_the_package() -> None:

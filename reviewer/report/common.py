@@ -117,6 +117,15 @@ def notice_path(result: ReviewResult) -> str:
     return result.files[0].path if result.files else "."
 
 
+def skipped_by_reason(result: ReviewResult) -> list[tuple[str, list[str]]]:
+    """The files not reviewed, grouped by reason (in the order reasons first appear): when a
+    review fails as a whole, ninety files share one long reason, said once."""
+    groups: dict[str, list[str]] = {}
+    for path, reason in skipped_files(result):
+        groups.setdefault(reason, []).append(path)
+    return list(groups.items())
+
+
 def reviewed_count(result: ReviewResult) -> int:
     return sum(1 for f in result.files if f.reviewed)
 

@@ -28,7 +28,7 @@ from reviewer.report.common import (
     location,
     reviewed_count,
     short_rev,
-    skipped_files,
+    skipped_by_reason,
     usage_text,
 )
 from reviewer.report.mdtext import (
@@ -167,7 +167,7 @@ def _page(result: ReviewResult, title: str, redact: Callable[[str], str]) -> _Pa
         noun = "finding" if len(findings) == 1 else "findings"
         heading = f"{BADGES[highest].split()[0]} {neutralize_line(title)}: "
         heading += f"{len(findings)} {noun}, highest {highest.value}"
-    skipped = skipped_files(result)
+    skipped = skipped_by_reason(result)
     coverage = [
         f"**Files:** {files_text(result)}",
         f"**Model:** {inline_code(result.model) or 'unknown'}",
@@ -186,12 +186,14 @@ def _page(result: ReviewResult, title: str, redact: Callable[[str], str]) -> _Pa
             if result.complete
             else "No findings so far: the review did not finish, so this is not a clean result."
         ),
-        "skipped": [(inline_code(p), short(r)) for p, r in skipped],
+        "skipped": [
+            (short(r), len(paths), [inline_code(p) for p in paths]) for r, paths in skipped
+        ],
         "footer": f"{usage_text(result)} · reviewer {__version__}",
     }
     # Counts are of the whole review: a list may be cut to fit, its count never is.
     values["suppressed_count"] = f"{len(result.suppressed):,}"
-    values["skipped_count"] = f"{len(skipped):,}"
+    values["skipped_count"] = f"{sum(len(paths) for _reason, paths in skipped):,}"
     values["reviewed_count"] = f"{reviewed_count(result):,}" if reviewed_count(result) else ""
     values["counts_sentence"] = counts_sentence(result)
     return _Page(
@@ -327,10 +329,8 @@ def _shrink(page: _Page, max_bytes: int) -> str:
         "coverage_line": page.values["coverage_line"]
         + " · lists of reviewed files and suppressed findings left out to fit the size limit",
         # Thousands of skipped files (a vendored folder) must not crowd out the findings.
-        "skipped": skipped[:MAX_LISTED_SKIPPED]
-        + ([("…", f"and {len(skipped) - MAX_LISTED_SKIPPED:,} more")]
-           if len(skipped) > MAX_LISTED_SKIPPED else []),
-    }  # fmt: skip
+        "skipped": _first_paths(skipped, MAX_LISTED_SKIPPED),
+    }
     text = _render(lean, max_bytes)
     summary = page.summary_raw
     for detail, summary_chars in ((1, 8_000), (2, 2_000), (3, 500)):
@@ -371,6 +371,21 @@ def _shrink(page: _Page, max_bytes: int) -> str:
         f"{page.values['full_list']})_\n"
     )
     return cap_bytes(text, max_bytes - _size(note)) + note
+
+
+def _first_paths(
+    groups: list[tuple[str, int, list[str]]], limit: int
+) -> list[tuple[str, int, list[str]]]:
+    """The groups of files not reviewed (reason, count, paths) with at most `limit` paths
+    listed in all; a group cut short ends with `… and N more` (every reason is still said)."""
+    out, room = [], limit
+    for reason, count, paths in groups:
+        shown = paths[:room]
+        room -= len(shown)
+        if len(shown) < count:
+            shown = [*shown, f"… and {count - len(shown):,} more"]
+        out.append((reason, count, shown))
+    return out
 
 
 def _size(text: str) -> int:

@@ -23,7 +23,7 @@ from reviewer.report.common import (
     location,
     one_line,
     short_rev,
-    skipped_files,
+    skipped_by_reason,
     usage_text,
 )
 from reviewer.sinks import printable, shown_name
@@ -80,11 +80,16 @@ def render_terminal(
     out += _section("Summary", style, width)
     summary = markdown_to_text(result.summary, width - len(INDENT), INDENT)
     out += summary or [INDENT + "(the model gave no summary)"]
-    skipped = skipped_files(result)
+    skipped = skipped_by_reason(result)
     if skipped:
-        out += _section(f"Not reviewed ({len(skipped)})", style, width)
-        for path, reason in skipped:
-            out += _wrap(f"{one_line(path)}: {one_line(reason)}", width, INDENT, INDENT * 3)
+        count = sum(len(paths) for _reason, paths in skipped)
+        out += _section(f"Not reviewed ({count})", style, width)
+        for reason, paths in skipped:
+            if len(paths) == 1:
+                out += _wrap(f"{one_line(paths[0])}: {one_line(reason)}", width, INDENT, INDENT * 3)
+                continue
+            out += _wrap(f"{one_line(reason)} ({len(paths)} files):", width, INDENT, INDENT * 3)
+            out += [INDENT * 2 + one_line(path) for path in paths]  # whole, to be copied
     out += [""] + [style(line, _DIM) for line in _wrap(usage_text(result), width, "", "")]
     return "\n".join(out) + "\n"
 
