@@ -247,6 +247,8 @@ def _summary(runs: list[tuple[BatchContext, AgentOutcome]]) -> str:
 
     if len(runs) == 1:
         return text(runs[0][1])
+    if all(o.submission is None and not o.last_text.strip() for _, o in runs):
+        return f"None of the {len(runs)} parts finished; no summary was written."
     return "\n\n".join(
         f"**Part {number} of {len(runs)} ({batch.label}):** {text(outcome)}"
         for number, (batch, outcome) in enumerate(runs, 1)
@@ -267,6 +269,8 @@ def _reasons(runs: list[tuple[BatchContext, AgentOutcome]]) -> str:
         if len(parts) == 1:
             number, batch = parts[0]
             clauses.append(f"part {number} ({batch.label}): {reason}")
+        elif len(parts) == len(runs):
+            clauses.append(f"all {len(parts)} parts: {reason}")
         else:
             numbers = _number_ranges([number for number, _ in parts])
             clauses.append(f"{len(parts)} parts ({numbers} of {len(runs)}): {reason}")
