@@ -1,14 +1,8 @@
 """The model endpoint (the only importer of `openai`): requests, retries, replies, and the
 quirks of OpenAI-compatible servers, kept as data in quirks.py."""
 
-from reviewer.llm.client import (
-    DEFAULT_BASE_URL,
-    ChatModel,
-    Connection,
-    ContextLengthError,
-    ModelError,
-    check_base_url,
-)
+from reviewer.llm.client import DEFAULT_BASE_URL, ChatModel, Connection, check_base_url
+from reviewer.llm.failures import ContextLengthError, EndpointError, ModelError
 from reviewer.llm.quirks import QUIRKS, ServerProfile, server_message
 from reviewer.llm.replies import Reply, ToolCall
 
@@ -18,6 +12,7 @@ __all__ = [
     "ChatModel",
     "Connection",
     "ContextLengthError",
+    "EndpointError",
     "ModelError",
     "Reply",
     "ServerProfile",

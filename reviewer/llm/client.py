@@ -1,14 +1,16 @@
-"""The model endpoint: the only importer of `openai`.
+"""The model endpoint: with failures.py, the only importer of `openai`.
 
 One call, `ChatModel.complete`, sends the conversation and returns a normalized reply.
-Here live the retries (our own, so they respect the review's deadline and `retry-after`),
-the translation of permanent errors into one-line messages that say what to fix, and the
-servers' quirks (quirks.py holds them as data; this module carries out what a row says).
+Here live the retries (our own, so they respect the review's deadline and `retry-after`)
+and the servers' quirks (quirks.py holds them as data; this module carries out what a row
+says). failures.py turns a failure into one line that says what to fix; endpoint.py keeps a
+review's loops from each asking an endpoint that cannot answer.
 """
 
 from __future__ import annotations
 
 import email.utils
+import json
 import random
 import threading
 import time
@@ -21,40 +23,25 @@ import openai
 
 from reviewer.config import Settings
 from reviewer.errors import ReviewerError
-from reviewer.llm.quirks import (
-    ADAPT_NOTES,
-    Action,
-    ServerProfile,
-    error_code,
-    find_quirk,
-    server_message,
+from reviewer.llm.endpoint import EndpointGate, lasting_connection_failure
+from reviewer.llm.failures import (
+    DEFAULT_BASE_URL,
+    EndpointError,
+    ErrorInBody,
+    NotAnAnswer,
+    describe,
+    facts,
+    is_transient,
+    permanent_error,
+    whole_review,
 )
+from reviewer.llm.quirks import ADAPT_NOTES, Action, ServerProfile, find_quirk
 from reviewer.llm.replies import Reply, for_server, normalize
 from reviewer.sinks import for_model
 
-DEFAULT_BASE_URL = "https://api.openai.com/v1"
 _MAX_BACKOFF_SECONDS = 30.0
 # A failure the server says is worth retrying (Groq's tool_use_failed) is retried this often.
 _QUIRK_RETRIES = 2
-
-
-class ModelError(ReviewerError):
-    """The model endpoint failed in a way retrying will not fix."""
-
-
-class ContextLengthError(ModelError):
-    """The request was larger than the model's context window."""
-
-
-class ErrorInBody(Exception):
-    """A 200 answer that holds an error and no reply (OpenRouter does this)."""
-
-    def __init__(self, body: Any) -> None:
-        super().__init__(server_message(body, "an error without a message"))
-        self.body = body
-        inner = body.get("error") if isinstance(body, dict) else None
-        code = inner.get("code") if isinstance(inner, dict) else None
-        self.status_code = code if isinstance(code, int) and 400 <= code <= 599 else 502
 
 
 def check_base_url(url: str) -> None:
@@ -76,6 +63,8 @@ class Connection:
         self.settings = settings
         self._client: openai.OpenAI | None = None
         self._lock = threading.Lock()
+        # Until the endpoint answers once, one loop asks at a time (endpoint.py).
+        self.gate = EndpointGate()
 
     @property
     def base_url(self) -> str:
@@ -123,17 +112,40 @@ class ChatModel:
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], deadline: float
     ) -> Reply:
         """One model reply; transient failures are retried until `deadline` (monotonic), and
-        a known quirk is adapted to (once per review) before the request is sent again."""
+        a known quirk is adapted to (once per review) before the request is sent again. A
+        failure of the endpoint itself ends every loop of the review (EndpointGate)."""
         check_base_url(self.base_url)
+        if self.connection is None:
+            self.connection = Connection(self.settings)
+        gate = self.connection.gate
+        first = gate.enter()
+        try:
+            return self._complete(messages, tools, deadline, gate)
+        except EndpointError as failure:
+            gate.fail(failure)
+            raise
+        finally:
+            if first:
+                gate.leave()
+
+    def _complete(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        deadline: float,
+        gate: EndpointGate,
+    ) -> Reply:
         attempt = quirk_retries = 0
         while True:
             # What the request about to be sent already adapts to (another loop of the
             # review may learn something while it is under way).
             known = frozenset(self.profile.learnt)
             try:
-                return self._ask(messages, tools, attempt)
+                reply = self._ask(messages, tools, attempt)
+                gate.answered()
+                return reply
             except Exception as exc:
-                status, code, message = _facts(exc)
+                status, code, message = facts(exc)
                 # An error inside a 200 has no status of its own: any row may match its text.
                 in_body = isinstance(exc, ErrorInBody)
                 quirk = find_quirk(None if in_body else status, code, message) if status else None
@@ -150,9 +162,14 @@ class ChatModel:
                     continue
                 delay = self._retry_delay(exc, attempt, deadline, quirk is None)
                 if delay is None:
-                    raise self._permanent(exc, quirk) from exc
+                    error = permanent_error(exc, quirk, self.settings)
+                    if whole_review(exc, quirk, error, gate.has_answered, self.base_url):
+                        raise EndpointError(str(error)) from exc
+                    if status is not None:
+                        gate.answered()
+                    raise error from exc
                 if self.on_retry:
-                    self.on_retry(_describe(exc), delay)
+                    self.on_retry(describe(exc), delay)
                 self.sleep(delay)
                 attempt += 1
 
@@ -182,7 +199,7 @@ class ChatModel:
             reply = self._streamed(request, retries)
         else:
             response = self.client.chat.completions.create(**request)
-            data = response.model_dump(mode="json", exclude_none=True, warnings=False)
+            data = _completion_data(response)
             if not data.get("choices") and data.get("error"):
                 raise ErrorInBody(data)
             choice = (data.get("choices") or [{}])[0]
@@ -248,8 +265,10 @@ class ChatModel:
     def _retry_delay(
         self, exc: Exception, attempt: int, deadline: float, unknown: bool
     ) -> float | None:
-        if attempt >= self.settings.max_retries or not (unknown and _is_transient(exc)):
+        if attempt >= self.settings.max_retries or not (unknown and is_transient(exc)):
             return None
+        if lasting_connection_failure(exc, self.base_url):
+            return None  # a closed local port or an unknown host: asking again changes nothing
         delay = _server_delay(exc)
         if delay is None:
             delay = min(_MAX_BACKOFF_SECONDS, 1.0 * 2**attempt) * random.uniform(0.8, 1.2)
@@ -257,93 +276,16 @@ class ChatModel:
             return None
         return delay
 
-    def _permanent(self, exc: Exception, quirk: Any) -> ModelError:
-        where = f"at {self.base_url}"
-        model = self.settings.model
-        status, _code, message = _facts(exc)
-        if quirk is not None and quirk.action is Action.CONTEXT:
-            return ContextLengthError(
-                f"the request exceeded the model's context window: {message}; "
-                "lower context_window to match the model"
-            )
-        if quirk is not None and quirk.action is Action.STOP:
-            return ModelError(f"the model endpoint {where} cannot call tools: {message}; "
-                              f"{quirk.detail}")  # fmt: skip
-        if quirk is not None:
-            return ModelError(f"the model endpoint {where} answered {status}: {message}")
-        if isinstance(exc, openai.APITimeoutError):
-            return ModelError(
-                f"the model {where} did not answer within {self.settings.request_timeout:.0f} s; "
-                "raise request_timeout or check the server"
-            )
-        if isinstance(exc, openai.APIConnectionError):
-            return ModelError(
-                f"cannot reach the model endpoint {where}: {_cause(exc)}; check OPENAI_BASE_URL "
-                "and that the server is running"
-            )
-        if isinstance(exc, openai.AuthenticationError):
-            return ModelError(
-                f"the endpoint {where} rejected the API key (401: {message}); check OPENAI_API_KEY"
-            )
-        if isinstance(exc, openai.PermissionDeniedError):
-            return ModelError(f"the endpoint {where} refused access (403): {message}")
-        if isinstance(exc, openai.NotFoundError):
-            hint = _not_found_hint(self.base_url, model)
-            return ModelError(
-                f"the endpoint {where} answered 404 for model '{model}' ({message}); {hint}"
-            )
-        if status and _code == "insufficient_quota":
-            return ModelError(f"the account {where} has no quota left: {message}")
-        if status:
-            return ModelError(
-                f"the model endpoint {where} answered {status} "
-                f"after {self.settings.max_retries} retries: {message}"
-                if _is_transient(exc)
-                else f"the model endpoint {where} rejected the request ({status}): {message}"
-            )
-        return ModelError(f"the model endpoint {where} failed: {_describe(exc)}")
 
-
-def _not_found_hint(base_url: str, model: str | None) -> str:
-    """The likely cause of a 404, from the URL's shape."""
-    parts = urlsplit(base_url)
-    path = parts.path.rstrip("/")
-    if "/openai/deployments/" in path and "api-version" not in parts.query:
-        return (
-            "an Azure deployment URL needs ?api-version=...; or use the v1 API: "
-            f"{parts.scheme}://{parts.netloc}/openai/v1 with the deployment name as the model"
-        )
-    if not path.endswith(("/v1", "/openai", "/v1beta/openai")) and "/v" not in path:
-        return (
-            f"the base URL may lack its API path: most servers want {base_url.rstrip('/')}/v1; "
-            "else set --model or REVIEWER_MODEL to a model this server serves"
-        )
-    return "set --model or REVIEWER_MODEL to a model this server serves"
-
-
-def _facts(exc: Exception) -> tuple[int | None, str | None, str]:
-    """(status, code, the server's own message) of any failure."""
-    if isinstance(exc, ErrorInBody):
-        return exc.status_code, error_code(exc.body), str(exc)
-    if isinstance(exc, openai.APIStatusError):
-        body = exc.body
-        if body is None:
-            try:
-                body = exc.response.text
-            except Exception:  # a streamed response may not be readable any more
-                body = None
-        code = getattr(exc, "code", None) or error_code(body)
-        return exc.status_code, str(code) if code else None, server_message(body, str(exc))
-    return None, None, _cause(exc)
-
-
-def _is_transient(exc: Exception) -> bool:
-    if isinstance(exc, openai.APIConnectionError):  # includes timeouts
-        return True
-    status, code, _message = _facts(exc)
-    if status is None or code == "insufficient_quota":
-        return False
-    return status in (408, 409, 429) or status >= 500
+def _completion_data(response: Any) -> dict[str, Any]:
+    """The chat completion as JSON data; a 200 that is not one (the client hands back a web
+    page as text) is NotAnAnswer."""
+    if not hasattr(response, "model_dump"):
+        raise NotAnAnswer(response)
+    data: dict[str, Any] = response.model_dump(mode="json", exclude_none=True, warnings=False)
+    if not isinstance(data.get("choices"), list) and not data.get("error"):
+        raise NotAnAnswer(json.dumps(data)[:500])
+    return data
 
 
 def _server_delay(exc: Exception) -> float | None:
@@ -367,13 +309,3 @@ def _server_delay(exc: Exception) -> float | None:
         if parsed is None:
             return None
         return max(0.0, parsed.timestamp() - time.time())
-
-
-def _cause(exc: Exception) -> str:
-    cause = exc.__cause__ or exc.__context__
-    return " ".join(str(cause or exc).split())[:200] or type(exc).__name__
-
-
-def _describe(exc: Exception) -> str:
-    status, _code, message = _facts(exc)
-    return f"{status} {message}" if status else f"{type(exc).__name__}: {_cause(exc)}"

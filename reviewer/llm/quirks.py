@@ -7,6 +7,7 @@ tests that imitate it (tests/test_llm_servers.py).
 
 from __future__ import annotations
 
+import html.parser
 import json
 import re
 from dataclasses import dataclass, field
@@ -34,16 +35,29 @@ class Quirk:
     # For ADAPT: the ServerProfile flag set; for STOP: the advice; for others: a note.
     detail: str
     statuses: frozenset[int] = frozenset({400})
+    # For STOP: what is wrong with the endpoint, after "the model endpoint at URL".
+    problem: str = ""
 
 
 def _q(
-    name: str, pattern: str, action: Action, detail: str, statuses: tuple[int, ...] = (400,)
+    name: str,
+    pattern: str,
+    action: Action,
+    detail: str,
+    statuses: tuple[int, ...] = (400,),
+    problem: str = "",
 ) -> Quirk:
     return Quirk(name, re.compile(pattern, re.IGNORECASE | re.DOTALL), action, detail,
-                 frozenset(statuses))  # fmt: skip
+                 frozenset(statuses), problem)  # fmt: skip
 
 
 _ANY_ERROR = (400, 404, 413, 422, 500)
+_NO_TOOLS = "cannot call tools"
+NOT_OPENAI = "does not look like an OpenAI-compatible endpoint"
+_CHECK_URL = (
+    "check OPENAI_BASE_URL: it is the base of the server's OpenAI API, often ending in /v1 "
+    "(e.g. http://localhost:11434/v1)"
+)
 
 QUIRKS: tuple[Quirk, ...] = (
     # OpenAI o-series and gpt-5: "Unsupported parameter: 'max_tokens' is not supported with
@@ -90,20 +104,36 @@ QUIRKS: tuple[Quirk, ...] = (
     # Tool calling is not switched on or not supported: nothing a retry can fix.
     _q("llama_cpp_no_jinja", r"tools param requires --jinja", Action.STOP,
        "start llama.cpp's server with --jinja (tool calling needs its chat templates)",
-       _ANY_ERROR),
+       _ANY_ERROR, _NO_TOOLS),
     _q("vllm_no_tool_parser", r"enable-auto-tool-choice|tool-call-parser", Action.STOP,
        "start vLLM with --enable-auto-tool-choice --tool-call-parser NAME for this model",
-       _ANY_ERROR),
+       _ANY_ERROR, _NO_TOOLS),
     _q("ollama_no_tools", r"does not support tools", Action.STOP,
        "this model cannot call tools: pick one with tool support (e.g. qwen2.5-coder, "
-       "llama3.1) or another server", _ANY_ERROR),
+       "llama3.1) or another server", _ANY_ERROR, _NO_TOOLS),
+    # llama.cpp started with --embeddings: 501 not_supported_error "This server does not
+    # support completions. Start it without `--embeddings`" (tools/server/server.cpp).
+    _q("llama_cpp_embeddings_only", r"does not support completions", Action.STOP,
+       "start llama.cpp's server without --embeddings", (501,), "serves embeddings only"),
+    # Not an OpenAI API at all: a web server's error page (Express "Cannot POST /v1/chat/
+    # completions", nginx "405 Not Allowed", Python's http.server "501 Unsupported method"),
+    # or a 200 that is not a chat completion. Said at once, never retried: asking again
+    # gets the same page. (server_message describes an HTML body as "an HTML page: ...".)
+    _q("html_page", r"(?:^|\s)an HTML page:|not a chat completion", Action.STOP, _CHECK_URL,
+       (200, 400, 404, 405, 415, 501), NOT_OPENAI),
+    # 405 Method Not Allowed and 501 Not Implemented, whatever the body: the server does not
+    # take a POST at this path.
+    _q("no_post_here", r"", Action.STOP, _CHECK_URL, (405, 501), NOT_OPENAI),
 )  # fmt: skip
 
 
 def find_quirk(status: int | None, code: str | None, message: str) -> Quirk | None:
+    """The first row that matches. Without a status (an error inside a 200), any row may
+    match by its text, but not a row that is known by its status alone (an empty pattern)."""
     text = f"{code or ''} {message}"
     for quirk in QUIRKS:
-        if (status is None or status in quirk.statuses) and quirk.pattern.search(text):
+        by_status = status in quirk.statuses if status is not None else bool(quirk.pattern.pattern)
+        if by_status and quirk.pattern.search(text):
             return quirk
     return None
 
@@ -146,10 +176,66 @@ _MAX_MESSAGE = 300
 def server_message(body: Any, fallback: str = "") -> str:
     """The human text of an error body of any shape: OpenAI's `{"error": {"message"}}`, LM
     Studio's `{"error": "text"}`, Gemini's `[{"error": {...}}]`, a bare string, or the raw
-    text when nothing else is found; one line, at most 300 characters."""
+    text when nothing else is found; one line, at most 300 characters. An HTML page (a web
+    server's error page) is told by its words, "an HTML page: Error - Cannot POST /v1/...",
+    never its markup."""
     found = _find_message(body, depth=0)
     text = found if found else fallback
+    if isinstance(text, str) and looks_like_html(text):
+        return html_excerpt(text)
     return " ".join(str(text).split())[:_MAX_MESSAGE]
+
+
+_HTML_START = re.compile(r"\s*(?:<!--.*?-->\s*)?<(?:!doctype\s+html|html|head|body|title|h1)\b",
+                         re.IGNORECASE | re.DOTALL)  # fmt: skip
+_MAX_HTML_EXCERPT = 160
+# A page's first characters are enough to say what it is.
+_MAX_HTML_READ = 20_000
+
+
+def looks_like_html(text: str) -> bool:
+    return bool(_HTML_START.match(text[:2000]))
+
+
+def html_excerpt(page: str) -> str:
+    """A page's title and text, one line, short: what a person would read on it."""
+    reader = _PageText()
+    try:
+        reader.feed(page[:_MAX_HTML_READ])
+        reader.close()
+    except Exception:  # html.parser is lenient; a broken page still says what it is
+        pass
+    title = " ".join(" ".join(reader.title).split())
+    text = " ".join(" ".join(reader.text).split())
+    words = text if not title or text.startswith(title) else f"{title} - {text}".rstrip(" -")
+    if len(words) > _MAX_HTML_EXCERPT:
+        words = words[: _MAX_HTML_EXCERPT - 1].rstrip() + "…"
+    return f"an HTML page: {words}" if words else "an HTML page"
+
+
+class _PageText(html.parser.HTMLParser):
+    """The title and the visible text of a page (not its scripts, styles or head)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.title: list[str] = []
+        self.text: list[str] = []
+        self._skip: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in ("script", "style", "head", "title"):
+            self._skip.append(tag)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in self._skip:
+            while self._skip and self._skip.pop() != tag:
+                pass
+
+    def handle_data(self, data: str) -> None:
+        if not self._skip:
+            self.text.append(data)
+        elif self._skip[-1] == "title":
+            self.title.append(data)
 
 
 def _find_message(value: Any, depth: int) -> str:
