@@ -346,7 +346,9 @@ def _mark_unfinished(
     for batch, outcome in runs:
         if outcome.submission is not None:
             continue
-        reason = " ".join(outcome.stop_reason.split())[:_MAX_REASON_CHARS]
+        reason = " ".join(outcome.stop_reason.split())
+        if len(reason) > _MAX_REASON_CHARS:  # cut where a reader sees it is cut
+            reason = reason[: _MAX_REASON_CHARS - 1].rstrip() + "…"
         for path in batch.paths:
             unfinished.setdefault(path, f"did not finish: {reason}")
     return tuple(

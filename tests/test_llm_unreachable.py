@@ -230,6 +230,9 @@ def test_a_web_server_answering_501_stops_the_review_after_one_request(
     assert f"at {server.base_url}" in line and "(it answered 501: an HTML page:" in line
     assert "Unsupported method ('POST')" in line and "check OPENAI_BASE_URL" in line
     assert "<" not in line and len(line) < 600
+    # A file's reason quotes the review's, cut visibly when long (the review's has it all).
+    reasons = {f["reason"] for f in report["files"]}
+    assert len(reasons) == 1 and reasons.pop().endswith("…")
 
 
 @pytest.mark.parametrize(
