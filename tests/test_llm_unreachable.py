@@ -24,7 +24,7 @@ import pytest
 from reviewer.cli import main
 from reviewer.config import Settings
 from reviewer.llm import ChatModel, Connection, EndpointError, ModelError
-from reviewer.llm.endpoint import is_local_host, lasting_connection_failure
+from reviewer.llm.endpoint import EndpointGate, is_local_host, lasting_connection_failure
 from reviewer.testing import FakeLLM, reply
 from tests.conftest import GitRepo
 
@@ -325,3 +325,31 @@ def test_the_parts_wait_for_the_first_answer_then_ask_together() -> None:
             thread.join()
         assert len(llm.bodies) == 4
     assert peak == 3  # the first alone, then the three others together
+
+
+def test_a_slow_first_reply_holds_the_other_parts_back_only_briefly() -> None:
+    # A failing endpoint answers in milliseconds; a model thinking for seconds must not keep
+    # every other part of a review waiting that long (the gate's wait is FIRST_ANSWER_WAIT).
+    started: list[float] = []
+    lock = threading.Lock()
+
+    def thinking(request: dict[str, Any]) -> dict[str, Any]:
+        with lock:
+            started.append(time.monotonic())
+        time.sleep(0.5 if len(started) > 1 else 3.0)
+        return reply("ok")
+
+    with FakeLLM([thinking], on_exhausted="repeat_last") as llm:
+        settings = chat(llm.base_url).settings
+        connection = Connection(settings)
+        connection.gate = EndpointGate(first_answer_wait=0.3)
+        models = [ChatModel(settings, connection=connection) for _ in range(4)]
+        threads = [threading.Thread(target=ask, args=(m,)) for m in models]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert len(llm.bodies) == 4
+    first, *others = sorted(started)
+    assert all(when - first < 2.0 for when in others)  # not after the 3 s first reply
+    assert all(when - first >= 0.25 for when in others)  # but after waiting for it a little

@@ -3,7 +3,9 @@
 A review split into parts runs several loops at once. Until one request has been answered,
 they ask one at a time: when nothing listens at the URL, or the URL is not an OpenAI API, the
 first request finds out and every other loop stops with the same reason without sending one
-(a closed port once cost 4 retries a part, a whole review's worth of backoff).
+(a closed port once cost 4 retries a part, a whole review's worth of backoff). Such an answer
+comes within milliseconds, so the others wait for it only briefly (`FIRST_ANSWER_WAIT`): a
+healthy model that takes seconds to reply must not hold every other part back that long.
 """
 
 from __future__ import annotations
@@ -12,8 +14,13 @@ import ipaddress
 import socket
 import ssl
 import threading
+import time
 from collections.abc import Iterator
 from urllib.parse import urlsplit
+
+# How long the other loops wait for the first request's outcome before asking anyway. A closed
+# port or a server that is no OpenAI API answers in milliseconds; a model's reply takes longer.
+FIRST_ANSWER_WAIT = 1.0
 
 
 class EndpointGate:
@@ -21,7 +28,8 @@ class EndpointGate:
     a request, one loop asks at a time and the others wait for its outcome; a failure that
     settles the matter is kept and raised in every loop at once, without a request."""
 
-    def __init__(self) -> None:
+    def __init__(self, first_answer_wait: float = FIRST_ANSWER_WAIT) -> None:
+        self._first_answer_wait = first_answer_wait
         self._changed = threading.Condition()
         self._answered = False
         self._asking = False
@@ -29,10 +37,15 @@ class EndpointGate:
 
     def enter(self) -> bool:
         """Wait for this loop's turn; True when it asks before the endpoint has answered
-        (then `leave` must follow). Raises the failure another loop met."""
+        (then `leave` must follow). Raises the failure another loop met. A loop that has waited
+        `first_answer_wait` for the first outcome asks anyway, as one more first request."""
         with self._changed:
+            until = time.monotonic() + self._first_answer_wait
             while not self._answered and self._asking and self._failure is None:
-                self._changed.wait()
+                left = until - time.monotonic()
+                if left <= 0:
+                    return False
+                self._changed.wait(left)
             if self._failure is not None:
                 raise self._failure
             if self._answered:
