@@ -166,15 +166,15 @@ def _add_revision_options(parser: argparse.ArgumentParser) -> None:
 
 def _review_command(args: argparse.Namespace) -> int:
     from reviewer.progress import Progress
-    from reviewer.report import write_report, write_transcript
+    from reviewer.report import check_writable, write_report, write_transcript
     from reviewer.review import ReviewRequest, run_review
 
     outputs = _report_outputs(args.format or [], args.output or [])
     # Every file is checked before the model is asked: a bad path must not cost tokens.
     for _format, path in outputs:
-        _check_writable(path)
+        check_writable(path, "report")
     if args.transcript:
-        _check_writable(str(args.transcript))
+        check_writable(args.transcript, "transcript")
     progress = Progress(enabled=not args.quiet)
     try:
         review = run_review(
@@ -232,20 +232,6 @@ def _repo_from_here(repo: Path) -> str:
     except ValueError:  # another drive
         return str(root)
     return "" if relative == "." else Path(relative).as_posix()
-
-
-def _check_writable(path: str) -> None:
-    """A report file that cannot be written is an error before the review starts."""
-    if path == "-":
-        return
-    target = Path(path)
-    if target.is_dir():
-        raise ReviewerError(f"cannot write the report to {target}: it is a directory")
-    parent = target.parent
-    while not parent.exists() and parent != parent.parent:
-        parent = parent.parent
-    if not parent.is_dir() or not os.access(parent, os.W_OK):
-        raise ReviewerError(f"cannot write the report to {target}: {parent} is not writable")
 
 
 def _github_command(args: argparse.Namespace) -> int:

@@ -154,3 +154,54 @@ def test_help_and_version_do_not_import_the_heavy_clients() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
     )
     assert proc.stdout.strip().endswith("[]"), proc.stdout
+
+
+@pytest.mark.parametrize(
+    ("option", "make", "message"),
+    [
+        ("--transcript", "folder", "cannot write the transcript to {p}: it is a folder"),
+        ("--format=json=", "folder", "cannot write the report to {p}: it is a folder"),
+        (
+            "--format=json=",
+            "under_a_file",
+            "cannot write the report to {p}: {p.parent} is a file, not a folder",
+        ),
+        (
+            "--transcript",
+            "under_a_file",
+            "cannot write the transcript to {p}: {p.parent} is a file, not a folder",
+        ),
+        ("--format=sarif=", "fifo", "cannot write the report to {p}: it is a FIFO (named pipe)"),
+        ("--transcript", "fifo", "cannot write the transcript to {p}: it is a FIFO (named pipe)"),
+    ],
+)
+def test_an_output_file_that_cannot_be_written_is_named_before_the_review(
+    small: GitRepo, tmp_path: Path, option: str, make: str, message: str
+) -> None:
+    """Each case gets its own reason and names the file as what it is (report, transcript);
+    the check comes before the model is asked, so no model is configured here."""
+    if make == "folder":
+        path = tmp_path / "out"
+        path.mkdir()
+    elif make == "under_a_file":
+        (tmp_path / "plain").write_text("x", encoding="utf-8")
+        path = tmp_path / "plain" / "review.json"
+    else:
+        path = tmp_path / "pipe"
+        os.mkfifo(path)
+    args = [option + str(path)] if option.endswith("=") else [option, str(path)]
+    proc = reviewer("review", "--base", "HEAD~1", *args, cwd=small.root)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.count("\n") == 1, proc.stderr
+    assert message.format(p=path) in proc.stderr
+    if make == "fifo":
+        assert path.is_fifo()  # left as it was
+
+
+def test_missing_folders_of_an_output_file_are_created(small: GitRepo, tmp_path: Path) -> None:
+    from reviewer.report import check_writable, write_text
+
+    target = tmp_path / "new" / "deeper" / "review.json"
+    check_writable(target)
+    write_text("{}\n", target)
+    assert target.read_text(encoding="utf-8") == "{}\n"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import inspect
 import json
 import os
+import stat
 import sys
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
@@ -83,11 +84,53 @@ def write_transcript(transcript: Iterable[Mapping[str, Any]], path: str | Path) 
         )
         for entry in transcript
     )
-    write_text("".join(line + "\n" for line in lines), path)
+    write_text("".join(line + "\n" for line in lines), path, what="transcript")
 
 
-def write_text(text: str, path: str | Path) -> None:
-    """Write `text` as UTF-8 to `path`, or to stdout for `-`.
+# What a path that is not a regular file is, for the error that refuses it.
+_SPECIAL_FILES = (
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a device"),
+    (stat.S_ISBLK, "a device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def check_writable(path: str | Path, what: str = "report") -> None:
+    """A one-line error, before any work is done, when `write_text` could not write `path`:
+    `what` (report, transcript) names the file in it. Missing folders are fine (they are
+    created) as long as the nearest existing one is a writable folder."""
+    if str(path) == "-":
+        return
+    target = Path(path)
+
+    def refuse(reason: str) -> ReviewerError:
+        return ReviewerError(f"cannot write the {what} to {target}: {reason}")
+
+    try:
+        mode: int | None = target.stat().st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        mode = None
+    except OSError as exc:
+        raise refuse(f"{exc.strerror or exc}") from exc
+    if mode is not None and stat.S_ISDIR(mode):
+        raise refuse("it is a folder; give the path of a file (in it, or elsewhere)")
+    kind = next((name for test, name in _SPECIAL_FILES if mode is not None and test(mode)), None)
+    if kind:
+        # It would be replaced by a regular file (see write_text), not written into.
+        raise refuse(f"it is {kind}, not a regular file; give a file path, or - for stdout")
+    folder = existing = target.parent
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise refuse(f"{existing} is a file, not a folder; choose a path in a folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        created = "" if existing == folder else f"the folder {folder} cannot be created: "
+        raise refuse(f"{created}{existing} is not writable; choose a folder you can write to")
+
+
+def write_text(text: str, path: str | Path, *, what: str = "report") -> None:
+    """Write `text` as UTF-8 to `path`, or to stdout for `-`; `what` names it in errors.
 
     A file is replaced in one step (written beside it, then renamed), so a reader such as a CI
     upload step never sees half a report.
@@ -110,7 +153,7 @@ def write_text(text: str, path: str | Path) -> None:
             Path(temp).unlink(missing_ok=True)
             raise
     except OSError as exc:
-        raise ReviewerError(f"cannot write the report to {target}: {exc.strerror or exc}") from exc
+        raise ReviewerError(f"cannot write the {what} to {target}: {exc.strerror or exc}") from exc
 
 
 @cache
@@ -122,6 +165,7 @@ def _options_of(renderer: Renderer) -> frozenset[str]:
 __all__ = [
     "EXTENSIONS",
     "FORMATS",
+    "check_writable",
     "fence",
     "inline_code",
     "neutralize",
