@@ -159,17 +159,17 @@ def test_help_and_version_do_not_import_the_heavy_clients() -> None:
 @pytest.mark.parametrize(
     ("option", "make", "message"),
     [
-        ("--transcript", "folder", "cannot write the transcript to {p}: it is a folder"),
-        ("--format=json=", "folder", "cannot write the report to {p}: it is a folder"),
+        ("--transcript", "folder", "cannot write the transcript to {p}: it is a directory"),
+        ("--format=json=", "folder", "cannot write the report to {p}: it is a directory"),
         (
             "--format=json=",
             "under_a_file",
-            "cannot write the report to {p}: {p.parent} is a file, not a folder",
+            "cannot write the report to {p}: {p.parent} is a file, not a directory",
         ),
         (
             "--transcript",
             "under_a_file",
-            "cannot write the transcript to {p}: {p.parent} is a file, not a folder",
+            "cannot write the transcript to {p}: {p.parent} is a file, not a directory",
         ),
         ("--format=sarif=", "fifo", "cannot write the report to {p}: it is a FIFO (named pipe)"),
         ("--transcript", "fifo", "cannot write the transcript to {p}: it is a FIFO (named pipe)"),

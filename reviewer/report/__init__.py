@@ -114,7 +114,7 @@ def check_writable(path: str | Path, what: str = "report") -> None:
     except OSError as exc:
         raise refuse(f"{exc.strerror or exc}") from exc
     if mode is not None and stat.S_ISDIR(mode):
-        raise refuse("it is a folder; give the path of a file (in it, or elsewhere)")
+        raise refuse("it is a directory; give the path of a file (in it, or elsewhere)")
     kind = next((name for test, name in _SPECIAL_FILES if mode is not None and test(mode)), None)
     if kind:
         # It would be replaced by a regular file (see write_text), not written into.
@@ -123,10 +123,10 @@ def check_writable(path: str | Path, what: str = "report") -> None:
     while not existing.exists() and existing != existing.parent:
         existing = existing.parent
     if not existing.is_dir():
-        raise refuse(f"{existing} is a file, not a folder; choose a path in a folder")
+        raise refuse(f"{existing} is a file, not a directory; choose a path in a directory")
     if not os.access(existing, os.W_OK | os.X_OK):
-        created = "" if existing == folder else f"the folder {folder} cannot be created: "
-        raise refuse(f"{created}{existing} is not writable; choose a folder you can write to")
+        created = "" if existing == folder else f"the directory {folder} cannot be created: "
+        raise refuse(f"{created}{existing} is not writable; choose a directory you can write to")
 
 
 def write_text(text: str, path: str | Path, *, what: str = "report") -> None:
