@@ -45,11 +45,11 @@ from reviewer.pr_state import (
 from reviewer.progress import Progress
 from reviewer.redact import Redactor
 from reviewer.report import render, write_report
-from reviewer.report.common import plural
 from reviewer.report.github import annotations, review_body, review_comment, summary_comment
 from reviewer.report.mdtext import neutralize
 from reviewer.review import Review, ReviewRequest, run_review
 from reviewer.signing import Signer
+from reviewer.wording import plural
 from reviewer.workspace import repository_root
 
 NOT_REVIEWED = "not-reviewed"
@@ -193,8 +193,8 @@ def _review_pull(context: ActionsContext, env: Mapping[str, str]) -> int:
     notes = () if scope.only is None else (f"This run: {scope.note}.",)
     if unlisted:
         notes += (
-            f"{sum(unlisted.values())} findings of earlier runs no longer fit in this comment's "
-            "memory; they still count until a complete full review (full-review: true).",
+            f"{plural(sum(unlisted.values()), 'finding')} of earlier runs no longer fit in this "
+            "comment's memory; they still count until a complete full review (full-review: true).",
         )
     posting = _post(
         client, pull, context, result, head_sha, existing, state_line(state, client.signer), notes

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from reviewer.diff import FileChange, Hunk
+from reviewer.wording import plural
 from reviewer.workspace.paths import quote_path
 
 _TEST_NAME = re.compile(
@@ -59,7 +60,7 @@ class Batch:
         directories = [posixpath.dirname(p) for p in paths]
         common = posixpath.commonpath(directories) if all(directories) else ""
         where = quote_path(common) + "/" if common else _areas(paths)
-        return f"{where}, {len(paths)} files"
+        return f"{where}, {plural(len(paths), 'file')}"
 
 
 def _areas(paths: list[str]) -> str:

@@ -23,6 +23,7 @@ from reviewer.findings import FileCoverage
 from reviewer.gitcmd import run_git
 from reviewer.sinks import map_strings
 from reviewer.tokens import CHARS_PER_TOKEN
+from reviewer.wording import plural
 from reviewer.workspace.globs import basename_or_path_matcher
 from reviewer.workspace.paths import quote_path
 
@@ -174,7 +175,7 @@ def rendered_size(piece: Piece) -> int:
 def render_file(file: FileChange) -> str:
     header = _file_header(file, f"+{file.additions} -{file.deletions}")
     if file.status == "deleted":
-        return f"{header}\nThe file is deleted ({file.deletions} lines removed)."
+        return f"{header}\nThe file is deleted ({plural(file.deletions, 'line')} removed)."
     if not file.hunks:
         return f"{header}\nNo content change."
     lines = [header]

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from reviewer.errors import ReviewerError
 from reviewer.gitcmd import run_git
+from reviewer.wording import plural
 
 _DEEPEN_STEPS = (50, 500)
 
@@ -27,7 +28,7 @@ def ensure_commits(
     for depth in _DEEPEN_STEPS:
         if _merge_base_found(root, base_sha, head_sha):
             return
-        log(f"fetching {depth} more commits of history (the checkout is shallow)")
+        log(f"fetching {plural(depth, 'more commit')} of history (the checkout is shallow)")
         _fetch(root, log, [f"--deepen={depth}", base_sha, head_sha])
     if not _merge_base_found(root, base_sha, head_sha) and _is_shallow(root):
         _fetch(root, log, ["--unshallow"])

@@ -36,6 +36,7 @@ from reviewer.findings import FileCoverage, Finding, Severity, Side
 from reviewer.gitcmd import run_git
 from reviewer.signing import Signer
 from reviewer.submission import LineCounter
+from reviewer.wording import plural
 
 STATE_PREFIX = "<!-- reviewer:state "
 _VERSION = 2
@@ -270,7 +271,10 @@ def review_scope(
     reviewed = {p for p, blob in state.reviewed_files.items() if blobs.get(p, "-") == blob}
     if state.reviewed_at is None:
         only = frozenset(paths - reviewed)
-        note = f"no complete review is recorded: reviewing the {len(only)} files not yet reviewed"
+        note = (
+            "no complete review is recorded: reviewing the "
+            f"{plural(len(only), 'file')} not yet reviewed"
+        )
         return ReviewScope(only, None, note), state
     changed = changed_paths(root, state.reviewed_at, head)
     only = frozenset((changed & paths) - reviewed)

@@ -13,8 +13,8 @@ import time
 from typing import TextIO
 
 from reviewer.findings import Usage
-from reviewer.report.common import plural
 from reviewer.sinks import log_line
+from reviewer.wording import plural
 
 _MAX_ARGS_SHOWN = 90
 # The live line is redrawn this often while nothing else happens.

@@ -34,6 +34,7 @@ from reviewer.submission import (
     check_finding,
 )
 from reviewer.tools import TOOLS
+from reviewer.wording import plural
 from reviewer.workspace import (
     RevisionWorkspace,
     Workspace,
@@ -273,7 +274,7 @@ def _reasons(runs: list[tuple[BatchContext, AgentOutcome]]) -> str:
             clauses.append(f"all {len(parts)} parts: {reason}")
         else:
             numbers = _number_ranges([number for number, _ in parts])
-            clauses.append(f"{len(parts)} parts ({numbers} of {len(runs)}): {reason}")
+            clauses.append(f"{plural(len(parts), 'part')} ({numbers} of {len(runs)}): {reason}")
     return "; ".join(clauses)
 
 
@@ -409,7 +410,7 @@ def _change_info(root: Path, base: str, head: str | None, redactor: Redactor) ->
     if not messages:
         return ChangeInfo("(no commits)", "", folder)
     newest = messages[-1][0]
-    title = newest if len(messages) == 1 else f"{len(messages)} commits: {newest}"
+    title = newest if len(messages) == 1 else f"{plural(len(messages), 'commit')}: {newest}"
     body = "\n\n".join(message for _summary, message in messages)
     return ChangeInfo(redactor(title), redactor(body[:_MAX_DESCRIPTION_CHARS]), folder)
 

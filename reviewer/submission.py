@@ -21,6 +21,7 @@ from reviewer.errors import ToolError
 from reviewer.findings import CATEGORIES, Severity
 from reviewer.tools.files import MAX_SCAN_BYTES, read_text
 from reviewer.tools.text import split_lines
+from reviewer.wording import plural
 from reviewer.workspace import Workspace
 from reviewer.workspace.paths import quote_path
 
@@ -339,6 +340,6 @@ def check_finding(
     if finding.line > len(lines) or end > len(lines):
         return (
             f"line {max(finding.line, end)} is past the end of '{shown}', which has "
-            f"{len(lines)} lines at the reviewed revision"
+            f"{plural(len(lines), 'line')} at the reviewed revision"
         )
     return None

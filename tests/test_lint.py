@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -25,3 +26,24 @@ def test_ruff_check_passes() -> None:
         check=False,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+# A number written before a plural noun in an f-string: `{len(lines)} lines`, `({n} files)`.
+_COUNTED_NOUN = re.compile(
+    r"\{(?P<expr>[^{}]+)\}\)? (?:more )?(?:files|lines|findings|entries|retries|comments|commits"
+    r"|parts|requests|turns|tool calls)\b"
+)
+
+
+def test_counts_are_worded_by_one_helper() -> None:
+    """`1 files` is what a count next to a fixed plural prints: counts in messages and
+    reports go through reviewer.wording.plural (constants such as MAX_ENTRIES are never 1)."""
+    found = []
+    for path in sorted((PROJECT / "reviewer").rglob("*.py")):
+        if "testing" in path.parts:
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            for match in _COUNTED_NOUN.finditer(line):
+                if not match["expr"].split(":")[0].isupper():
+                    found.append(f"{path.relative_to(PROJECT)}:{number}: {line.strip()}")
+    assert found == []

@@ -290,5 +290,5 @@ def test_three_thousand_findings_and_growing_redactions_keep_githubs_limit() -> 
     assert len(body) <= 65_536
     assert body.split("\n")[-1] == line and "u0:p@" not in body
     shown = len(re.findall(r"^#### \d+\. ", body, flags=re.MULTILINE))
-    assert f"{3_000 - shown} of 3000 findings are not shown here" in body
+    assert f"{3_000 - shown:,} of 3,000 findings are not shown here" in body
     assert "job summary" in body

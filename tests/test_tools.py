@@ -151,6 +151,19 @@ def test_read_file_lines_past_the_end(ws: Workspace) -> None:
     )
 
 
+def test_counts_of_one_are_singular(ws: Workspace) -> None:
+    """`1 line`, `1 file`: every count goes through reviewer.wording.plural."""
+    one_line = {"path": "src/app/deep/er/est/leaf.py"}
+    assert ok("read_file_lines", {**one_line, "startLine": 1, "endLine": 5}, ws).endswith(
+        "has 1 line.]"
+    )
+    assert err("read_file_lines", {**one_line, "startLine": 3, "endLine": 5}, ws).endswith(
+        "which has 1 line."
+    )
+    assert err("get_git_blame", {**one_line, "startLine": 3}, ws).endswith("which has 1 line.")
+    assert "      deep/ (1 file)" in ok("get_file_structure", {}, ws).split("\n")
+
+
 @pytest.mark.parametrize(
     ("start", "end", "expected"),
     [(0, 3, "greater than or equal to 1"), (5, 2, "before startLine"), (-1, 2, "greater")],
@@ -335,7 +348,7 @@ def test_get_file_structure_three_levels_without_hidden_entries(ws: Workspace) -
         "./",
         "  src/",
         "    app/",
-        "      deep/ (1 files)",
+        "      deep/ (1 file)",
         "      __init__.py",
         "      main.py",
         "      util.py",

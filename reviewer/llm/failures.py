@@ -13,6 +13,7 @@ from reviewer.config import Settings
 from reviewer.errors import ReviewerError
 from reviewer.llm.endpoint import lasting_connection_failure
 from reviewer.llm.quirks import Action, Quirk, error_code, looks_like_html, server_message
+from reviewer.wording import plural
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
@@ -97,7 +98,7 @@ def permanent_error(exc: Exception, quirk: Quirk | None, settings: Settings) -> 
     if status:
         return ModelError(
             f"the model endpoint {where} answered {status} "
-            f"after {settings.max_retries} retries: {message}"
+            f"after {plural(settings.max_retries, 'retry', 'retries')}: {message}"
             if is_transient(exc)
             else f"the model endpoint {where} rejected the request ({status}): {message}"
         )

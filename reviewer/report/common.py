@@ -11,6 +11,7 @@ from collections.abc import Iterable
 
 from reviewer.findings import Finding, ReviewResult, Severity, fingerprint, sort_findings
 from reviewer.sinks import clean_text, one_line
+from reviewer.wording import plural
 
 __all__ = ["clean_text", "one_line"]
 
@@ -89,11 +90,6 @@ def usage_text(result: ReviewResult) -> str:
         duration_text(result.duration_seconds),
     ]
     return " · ".join(parts)
-
-
-def plural(count: int, noun: str) -> str:
-    """`1 request`, `2 requests`, `1,200 requests`."""
-    return f"{count:,} {noun}{'' if count == 1 else 's'}"
 
 
 def skipped_files(result: ReviewResult) -> list[tuple[str, str]]:

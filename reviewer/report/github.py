@@ -17,6 +17,7 @@ from reviewer.report.markdown import counts_sentence, render_markdown
 from reviewer.report.mdtext import cap_text, fence, inline_code, neutralize, neutralize_line
 from reviewer.signing import Signer
 from reviewer.sinks import command_line, data_name, map_strings, shown_name
+from reviewer.wording import plural
 
 # GitHub refuses bodies over 65,536 characters; leave room for markers and notes.
 MAX_BODY_CHARS = 60_000
@@ -149,8 +150,7 @@ def review_body(
     placed inline (they are written here in full, so none is lost). Its last line names the
     run and the folded findings' fingerprints."""
     where = f" ([summary]({summary_url}))" if summary_url else ""
-    noun = "comment" if new_inline == 1 else "comments"
-    lines = [f"**reviewer** added {new_inline} inline {noun} on this push{where}."]
+    lines = [f"**reviewer** added {plural(new_inline, 'inline comment')} on this push{where}."]
     if folded:
         lines += ["", f"These findings could not be placed on their lines ({fold_reason}):", ""]
         redact = redact or environment_redactor()

@@ -40,6 +40,7 @@ from reviewer.report.mdtext import (
     neutralize_line,
 )
 from reviewer.sinks import printable, shown_name
+from reviewer.wording import plural
 
 DEFAULT_MAX_BYTES = 1_000_000
 # One finding or the summary must not crowd out all the others.
@@ -164,9 +165,8 @@ def _page(result: ReviewResult, title: str, redact: Callable[[str], str]) -> _Pa
     elif highest is None:
         heading = f"✅ {neutralize_line(title)}: no findings"
     else:
-        noun = "finding" if len(findings) == 1 else "findings"
         heading = f"{BADGES[highest].split()[0]} {neutralize_line(title)}: "
-        heading += f"{len(findings)} {noun}, highest {highest.value}"
+        heading += f"{plural(len(findings), 'finding')}, highest {highest.value}"
     skipped = skipped_by_reason(result)
     coverage = [
         f"**Files:** {files_text(result)}",
@@ -304,8 +304,9 @@ def _render(page: _Page, max_bytes: int) -> str:
         inline = sum(1 for f in omitted if f.inline)
         on_pr = f" ({inline} of them have an inline comment on the pull request)" if inline else ""
         omitted_note = (
-            f"This report was cut to stay under {max_bytes:,} bytes: {len(omitted)} of "
-            f"{len(page.raw)} findings are not shown here{on_pr}. {page.values['full_list']}"
+            f"This report was cut to stay under {max_bytes:,} bytes: {len(omitted):,} of "
+            f"{plural(len(page.raw), 'finding')} are not shown here{on_pr}. "
+            f"{page.values['full_list']}"
         )
     return _template().render(
         **page.values,

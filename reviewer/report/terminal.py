@@ -27,6 +27,7 @@ from reviewer.report.common import (
     usage_text,
 )
 from reviewer.sinks import printable, shown_name
+from reviewer.wording import plural
 
 DEFAULT_WIDTH = 100
 MIN_WIDTH = 40
@@ -147,8 +148,7 @@ def _findings(result: ReviewResult, style: _Style, width: int) -> list[str]:
         return ["", note]
     out: list[str] = []
     for path, findings in group_by_file(result.findings):
-        noun = "finding" if len(findings) == 1 else "findings"
-        title = f"── {one_line(path)} ({len(findings)} {noun}) "
+        title = f"── {one_line(path)} ({plural(len(findings), 'finding')}) "
         out += ["", style(title + "─" * max(0, width - _width(title)), _BOLD)]
         for finding in findings:
             out += ["", *_finding(finding, style, width)]

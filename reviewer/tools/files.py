@@ -19,6 +19,7 @@ from reviewer.tools.text import (
     quote_path,
     split_lines,
 )
+from reviewer.wording import plural
 from reviewer.workspace import Kind, Listing, Workspace
 from reviewer.workspace.globs import glob_matcher, required_text
 from reviewer.workspace.paths import check_glob
@@ -76,7 +77,7 @@ class ReadFile(Tool):
         # The last line of a partial read may itself be partial: leave it for the next call.
         if not complete and len(out) == len(lines):
             out.pop()
-        total = f"{len(lines):,} lines" if complete else f"{human_size(size)}"
+        total = plural(len(lines), "line") if complete else f"{human_size(size)}"
         notice = (
             f"[Truncated: showing lines 1-{len(out)} of '{shown}' ({total}). "
             f"Read more with read_file_lines(path, startLine={len(out) + 1}, "
@@ -127,12 +128,12 @@ class ReadFileLines(Tool):
         if self.startLine > len(lines):
             if not complete:
                 raise ToolError(
-                    f"'{shown}' is {human_size(size)}; only its first {len(lines):,} lines "
+                    f"'{shown}' is {human_size(size)}; only its first {plural(len(lines), 'line')} "
                     "can be read."
                 )
             raise ToolError(
                 f"startLine {self.startLine} is past the end of '{shown}', which has "
-                f"{len(lines):,} lines."
+                f"{plural(len(lines), 'line')}."
             )
         last = min(self.endLine, len(lines))
         out: list[str] = []
@@ -148,7 +149,7 @@ class ReadFileLines(Tool):
             out.append(entry)
             used += len(entry) + 1
         if self.endLine > last and complete:
-            out.append(f"\n[End of file: '{shown}' has {len(lines):,} lines.]")
+            out.append(f"\n[End of file: '{shown}' has {plural(len(lines), 'line')}.]")
         return "\n".join(out)
 
 
@@ -202,7 +203,8 @@ class ListFiles(Tool):
         shown = [_label(listing.kinds.get(e), e) for e in entries[:MAX_ENTRIES]]
         if total > MAX_ENTRIES:
             shown.append(
-                f"\n[Showing {MAX_ENTRIES} of {total:,} entries. Narrow with directory or pattern.]"
+                f"\n[Showing {MAX_ENTRIES} of {plural(total, 'entry', 'entries')}. "
+                "Narrow with directory or pattern.]"
             )
         return "\n".join(shown)
 
@@ -240,7 +242,8 @@ class GetFileStructure(Tool):
         omitted = _render_level(workspace.listing, base, lines, indent=1)
         if omitted:
             lines.append(
-                f"\n[Showing {MAX_STRUCTURE_LINES} lines; {omitted:,} more entries left out. "
+                f"\n[Showing {MAX_STRUCTURE_LINES} lines; "
+                f"{plural(omitted, 'more entry', 'more entries')} left out. "
                 "Ask for a subdirectory with path.]"
             )
         return "\n".join(lines)
@@ -266,7 +269,7 @@ def _render_level(listing: Listing, rel: str, lines: list[str], indent: int) -> 
         if count is None:
             lines.append(f"{pad}{shown}")
         elif indent >= STRUCTURE_DEPTH:
-            lines.append(f"{pad}{shown}/ ({count:,} files)")
+            lines.append(f"{pad}{shown}/ ({plural(count, 'file')})")
         else:
             lines.append(f"{pad}{shown}/")
             child = f"{rel}/{name}" if rel else name

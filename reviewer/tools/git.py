@@ -10,6 +10,7 @@ from reviewer.gitcmd import GitFailed, run_git, run_git_for
 from reviewer.tools.base import END_ALIASES, PATH_ALIASES, START_ALIASES, Tool, param
 from reviewer.tools.files import MAX_SCAN_BYTES, read_text
 from reviewer.tools.text import cut_line, echo_path, split_lines, visible
+from reviewer.wording import plural
 from reviewer.workspace import Kind, Workspace, WorktreeWorkspace
 
 MAX_BLAME_LINES = 300
@@ -48,7 +49,8 @@ class GetGitBlame(Tool):
         start = self.startLine or 1
         if start > total:
             raise ToolError(
-                f"startLine {start} is past the end of '{shown}', which has {total:,} lines."
+                f"startLine {start} is past the end of '{shown}', which has "
+                f"{plural(total, 'line')}."
             )
         end = min(self.endLine or total, total)
         if end < start:
