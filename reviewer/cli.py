@@ -46,6 +46,12 @@ def build_parser() -> argparse.ArgumentParser:
             "reports. Exit 0: complete, nothing at or above --fail-on; 1: findings at or above "
             "--fail-on; 2: the review could not be completed."
         ),
+        epilog=(
+            "The model is set by REVIEWER_MODEL (or --model), OPENAI_API_KEY (any value for a "
+            "local server) and OPENAI_BASE_URL (the endpoint with /v1; OpenAI when unset). "
+            "Every setting of the settings file can also be given as REVIEWER_<NAME>, such as "
+            "REVIEWER_FAIL_ON=high."
+        ),
     )
     review.add_argument(
         "--repo", type=Path, default=Path("."), help="repository folder (default: current)"
@@ -63,8 +69,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--format",
         action="append",
         metavar="FORMAT[=FILE]",
-        help="terminal, markdown, json, sarif, rdjson or codequality; repeat for several "
-        "(default: terminal)",
+        help=(
+            "terminal, markdown, json, sarif, rdjson or codequality; repeat for several "
+            "(default: terminal); FORMAT=FILE writes that report to FILE (else to the --output "
+            "in the same position, else to stdout)"
+        ),
     )
     review.add_argument(
         "--output",
@@ -109,12 +118,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="run one sandboxed tool and print exactly what the model would see",
         description=(
             "Run one sandboxed tool and print exactly what the model would see. "
-            "Exit 0 on success, 1 when the tool answered with an error."
+            "Exit 0 on success, 1 when the tool answered with an error, 2 for bad input to "
+            "the command itself (an unknown tool or revision, a folder that is not a "
+            "repository)."
         ),
     )
     tool.add_argument("name", help="tool name (see `reviewer tools`)")
     tool.add_argument("arguments", nargs="?", default="{}", help="JSON object of arguments")
     _add_revision_options(tool)
+    tool.add_argument(
+        "--base",
+        metavar="REV",
+        help="base of the change, as in `reviewer review`: read_file_lines with side LEFT "
+        "reads merge-base(REV, the revision read)",
+    )
     tool.set_defaults(handler=_run_tool_command)
 
     tools = commands.add_parser(
@@ -268,6 +285,13 @@ def _run_tool_command(args: argparse.Namespace) -> int:
             f"unknown tool '{args.name}'; available: {', '.join(TOOLS)} (see `reviewer tools`)"
         )
     workspace = open_workspace(args.repo, revision=args.rev, uncommitted=args.uncommitted)
+    if args.base is not None:
+        # The base a review would give its tools: the merge base, with HEAD for the disk.
+        from reviewer.diff import merge_base
+        from reviewer.workspace import RevisionWorkspace
+
+        base_point = merge_base(workspace.root, args.base, args.rev or "HEAD")
+        workspace.base = RevisionWorkspace(workspace.root, base_point)
     result = run_tool(args.name, args.arguments, workspace)
     _write(result.text)
     return 1 if result.is_error else 0

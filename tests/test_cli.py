@@ -205,3 +205,29 @@ def test_missing_folders_of_an_output_file_are_created(small: GitRepo, tmp_path:
     check_writable(target)
     write_text("{}\n", target)
     assert target.read_text(encoding="utf-8") == "{}\n"
+
+
+def test_tool_reads_the_left_side_at_a_base_it_is_given(small: GitRepo) -> None:
+    """`side: LEFT` reads the base, as in a review: `reviewer tool` takes it as --base, and
+    without it the error says so (not "this review", which there is none of)."""
+    args = ("tool", "read_file_lines", '{"path":"app.py","startLine":2,"endLine":2,"side":"LEFT"}')
+    left = reviewer(*args, "--base", "HEAD~1", cwd=small.root)
+    assert (left.returncode, left.stdout) == (0, "2:     return 1\n"), left.stderr
+    small.write("app.py", "def main():\n    return 3\n")
+    on_disk = reviewer(*args, "--base", "HEAD~1", "--uncommitted", cwd=small.root)
+    assert on_disk.stdout == "2:     return 1\n"
+    without = reviewer(*args, cwd=small.root)
+    assert without.returncode == 1
+    assert "--base REV" in without.stdout and "this review" not in without.stdout
+    unknown = reviewer(*args, "--base", "no-such-branch", cwd=small.root)
+    assert unknown.returncode == 2 and "unknown revision 'no-such-branch'" in unknown.stderr
+
+
+def test_help_names_the_model_variables_the_report_files_and_every_exit_code() -> None:
+    review = reviewer("review", "--help").stdout
+    for name in ("REVIEWER_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
+        assert name in review
+    assert "FORMAT=FILE writes that report to FILE" in " ".join(review.split())
+    tool = " ".join(reviewer("tool", "--help").stdout.split())
+    assert "Exit 0 on success, 1 when the tool answered with an error, 2 for bad input" in tool
+    assert "--base REV" in tool

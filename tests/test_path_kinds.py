@@ -306,7 +306,7 @@ def test_removed_lines_of_a_cut_hunk_can_be_read_at_the_base(repo: GitRepo) -> N
     assert right.text == "300: new line 300\n301: new line 301"
     alone = RevisionWorkspace(repo.root, head)
     refused = run_tool("read_file_lines", args, alone)
-    assert refused.is_error and "side LEFT needs a change with a base" in refused.text
+    assert refused.is_error and "side LEFT reads the base of a change, and none" in refused.text
 
 
 def test_the_base_is_there_for_the_model_in_a_review(

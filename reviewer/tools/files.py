@@ -116,7 +116,10 @@ class ReadFileLines(Tool):
             )
         if self.side == "LEFT":
             if workspace.base is None:
-                raise ToolError("side LEFT needs a change with a base; this review has none.")
+                raise ToolError(
+                    "side LEFT reads the base of a change, and none was given "
+                    "(`reviewer tool` takes it as --base REV)."
+                )
             workspace = workspace.base
         rel = workspace.resolve_file(self.path)
         shown = echo_path(self.path)
