@@ -24,9 +24,9 @@ from reviewer.errors import ToolError
 from reviewer.findings import Usage
 from reviewer.llm import ChatModel, ContextLengthError, ModelError, Reply, ToolCall
 from reviewer.redact import Redactor
-from reviewer.submission import FindingIn
+from reviewer.submission import FindingIn, offered_tools
 from reviewer.tokens import estimate_message_tokens, estimate_request_tokens
-from reviewer.tools import parse_arguments, run_tool, tool_schemas
+from reviewer.tools import parse_arguments, run_tool
 from reviewer.workspace import Workspace
 
 # Room kept free in the context window for the model's reply when max_output_tokens is unset.
@@ -119,7 +119,7 @@ class _Run(Generic[T]):
         self.agent = agent
         self.settings = agent.settings
         self.final = agent.final
-        self.tools = [*tool_schemas(), agent.final.schema()]
+        self.tools = offered_tools(agent.final.schema())
         self.messages: list[dict[str, Any]] = [
             {"role": "system", "content": system},
             {"role": "user", "content": task},

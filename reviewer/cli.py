@@ -277,9 +277,15 @@ def _report_outputs(formats: list[str], outputs: list[str]) -> list[tuple[str, s
 
 
 def _run_tool_command(args: argparse.Namespace) -> int:
+    from reviewer.submission import SUBMIT_REVIEW
     from reviewer.tools import TOOLS, run_tool
     from reviewer.workspace import open_workspace
 
+    if args.name == SUBMIT_REVIEW:
+        raise ReviewerError(
+            f"{SUBMIT_REVIEW} is the model's final answer, not a tool to run; "
+            "`reviewer tools` shows its fields"
+        )
     if args.name not in TOOLS:
         raise ReviewerError(
             f"unknown tool '{args.name}'; available: {', '.join(TOOLS)} (see `reviewer tools`)"
@@ -298,13 +304,15 @@ def _run_tool_command(args: argparse.Namespace) -> int:
 
 
 def _list_tools_command(args: argparse.Namespace) -> int:
-    from reviewer.tools import TOOLS, tool_schemas
+    from reviewer.submission import offered_tools, submit_review_listing
+    from reviewer.tools import TOOLS
 
     if args.json:
-        _write(json.dumps(tool_schemas(), indent=2))
+        _write(json.dumps(offered_tools(), indent=2))
         return 0
     for tool in TOOLS.values():
         _write(f"{tool.signature()}\n    {tool.description()}\n")
+    _write(submit_review_listing())
     return 0
 
 

@@ -19,6 +19,8 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 from reviewer.diff import SUBMODULE_MODE, SYMLINK_MODE, Change
 from reviewer.errors import ToolError
 from reviewer.findings import CATEGORIES, Severity
+from reviewer.tools import tool_schemas
+from reviewer.tools.base import schema_signature
 from reviewer.tools.files import MAX_SCAN_BYTES, read_text
 from reviewer.tools.text import split_lines
 from reviewer.wording import plural
@@ -276,6 +278,24 @@ def _parsed(model: type[Any], name: str, arguments: str) -> Any:
 def _where(finding: FindingIn) -> str:
     # The path was checked (Workspace.normalize): the name itself, quoted as the tools print it.
     return f"{quote_path(finding.path)}:{finding.line}"
+
+
+def offered_tools(final: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """The `tools` list every request of a loop sends: the seven tools, then its final tool
+    (submit_review for a review)."""
+    return [*tool_schemas(), final or submit_review_schema()]
+
+
+def submit_review_listing() -> str:
+    """How `reviewer tools` shows submit_review: its signature, and a finding's fields."""
+    function = submit_review_schema()["function"]
+    finding = function["parameters"]["properties"]["findings"]["items"]
+    return (
+        f"{schema_signature(SUBMIT_REVIEW, function['parameters'])}"
+        "  [the model's final answer; `reviewer tool` does not run it]\n"
+        f"    {function['description']}\n"
+        f"    each of findings: {schema_signature('', finding)[1:-1]}\n"
+    )
 
 
 # A changed symlink or submodule is one line of text as GitHub shows it in the pull request

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from reviewer.tools import run_tool, tool_schemas
+from reviewer.tools import run_tool
 from tests.conftest import GitRepo
 
 
@@ -109,13 +109,25 @@ def test_a_repository_without_commits(make_repo) -> None:
     assert disk.returncode == 0 and disk.stdout == "hello\n"
 
 
-def test_tools_lists_every_tool_and_json_matches_the_schemas() -> None:
+def test_tools_lists_every_tool_and_json_is_what_the_model_is_offered() -> None:
+    """submit_review too: the model is offered it, and a script for the fake model writes
+    its arguments, so both listings show it and its finding fields."""
+    from reviewer.submission import FindingIn, offered_tools
+
     listing = reviewer("tools")
     assert listing.returncode == 0
-    for schema in tool_schemas():
-        assert schema["function"]["name"] + "(" in listing.stdout
+    for schema in offered_tools():
+        assert "\n" + schema["function"]["name"] + "(" in "\n" + listing.stdout
+    assert [s["function"]["name"] for s in offered_tools()][-1] == "submit_review"
+    assert "submit_review(summary: string, findings: array)  [the model's final answer" in (
+        listing.stdout
+    )
+    for field in FindingIn.model_fields:
+        assert f" {field}" in listing.stdout.split("each of findings:")[1]
     as_json = reviewer("tools", "--json")
-    assert json.loads(as_json.stdout) == tool_schemas()
+    assert json.loads(as_json.stdout) == offered_tools()
+    ran = reviewer("tool", "submit_review", "{}")
+    assert ran.returncode == 2 and "the model's final answer, not a tool to run" in ran.stderr
 
 
 def test_version_and_help() -> None:

@@ -1,5 +1,8 @@
 """What the model is shown of the tools is a contract: a change to it must be deliberate.
 
+The snapshot holds the whole `tools` list a review sends, the seven tools and submit_review,
+whose arguments a script for the fake model writes (`reviewer tools --json` prints it).
+
 To accept a change, run `REVIEWER_UPDATE_SNAPSHOTS=1 python -m pytest tests/test_schemas.py`
 and commit the new snapshot with the change that explains it.
 """
@@ -13,6 +16,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from reviewer.submission import offered_tools
 from reviewer.tools import TOOLS, tool_schemas
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "tool_schemas.json"
@@ -38,7 +42,7 @@ REQUIRED = {
 
 
 def test_schemas_match_the_snapshot() -> None:
-    current = json.dumps(tool_schemas(), indent=2, sort_keys=True) + "\n"
+    current = json.dumps(offered_tools(), indent=2, sort_keys=True) + "\n"
     if os.environ.get("REVIEWER_UPDATE_SNAPSHOTS"):
         SNAPSHOT.write_text(current, encoding="utf-8")
     assert SNAPSHOT.read_text(encoding="utf-8") == current, (
@@ -58,6 +62,6 @@ def test_tool_names_and_parameters_are_the_public_contract() -> None:
             assert prop.get("description") and prop.get("type") in ("string", "integer")
 
 
-@pytest.mark.parametrize("schema", tool_schemas(), ids=lambda s: s["function"]["name"])
+@pytest.mark.parametrize("schema", offered_tools(), ids=lambda s: s["function"]["name"])
 def test_each_schema_is_valid_json_schema(schema: dict) -> None:
     jsonschema.Draft202012Validator.check_schema(schema["function"]["parameters"])

@@ -26,6 +26,12 @@ Each chat request consumes the next step. A step is a JSON object:
 - a raw answer: `{"status": 200, "body": <string or JSON>, "content_type": ...}`;
 - (Python only) a function of the request body returning a step.
 
+A script for `reviewer review` ends each conversation with a reply that calls `submit_review`:
+`{"tool_calls": [{"name": "submit_review", "arguments": {"summary": "...", "findings": [...]}}]}`,
+each finding with `path`, `line`, `severity`, `title`, `body` and optionally `end_line`,
+`side`, `category`, `suggestion` (`reviewer tools` lists them, `reviewer tools --json` prints
+the schemas the model is sent; the README's "The answer: submit_review" says what each is).
+
 Any step may add `delay` (seconds before answering), `headers` (extra response headers) and
 `expect`, checks on the request: `model`, `tools` (true, false or a list of names),
 `tool_choice`, `stream`, `last_role`, `message_count`, `tool_result_for` (call id(s)

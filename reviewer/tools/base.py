@@ -82,8 +82,15 @@ class Tool(BaseModel):
 
     @classmethod
     def signature(cls) -> str:
-        parts = []
-        required = set(cls.parameters_schema()["required"])
-        for key, prop in cls.parameters_schema()["properties"].items():
-            parts.append(f"{key}{'' if key in required else '?'}: {prop.get('type', 'any')}")
-        return f"{cls.name}({', '.join(parts)})"
+        return schema_signature(cls.name, cls.parameters_schema())
+
+
+def schema_signature(name: str, parameters: dict[str, Any]) -> str:
+    """`name(path: string, count?: integer)` from a JSON schema of an object: `?` marks a
+    parameter that may be left out."""
+    required = set(parameters.get("required", ()))
+    parts = [
+        f"{key}{'' if key in required else '?'}: {prop.get('type', 'any')}"
+        for key, prop in parameters.get("properties", {}).items()
+    ]
+    return f"{name}({', '.join(parts)})"
