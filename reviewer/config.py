@@ -253,27 +253,53 @@ def load_settings(
 def settings_notes(
     root: Path, config_revision: str | None, config_path: Path | None, config_name: str | None
 ) -> list[str]:
-    """Which settings file a review uses, and a warning when the one on disk differs from it
-    (the rules come from the base revision, so a change cannot rewrite them)."""
+    """Which settings file a review uses, and a warning for each file in the working tree
+    whose settings for us differ from the base revision's (the rules come from the base
+    revision, so a change cannot rewrite them): a pyproject.toml without [tool.reviewer], or
+    whose other tables changed, is not one."""
     if config_path:
         return [f"settings: {config_path} (--config)"]
     if config_name and config_revision:
         return [f"settings: {config_name} at {config_revision[:12]}"]
     layer = config_file_layer(root, config_revision)
-    notes = [f"settings: {layer.source}" if layer else "settings: defaults (no settings file)"]
-    if config_revision is not None:
-        for name in (CONFIG_FILE, PYPROJECT):
-            on_disk = root / name
-            if not on_disk.is_file():
-                continue
-            used = _read_at(root, name, config_revision)
-            if on_disk.read_text(encoding="utf-8", errors="replace") != used:
-                notes.append(
-                    f"warning: the {name} in the working tree differs from the one at "
-                    f"{config_revision[:12]}, which is the one used (the base revision's "
-                    f"rules); to try the local one, pass --config {name}"
-                )
+    used = layer.source if layer else "defaults (no settings file)"
+    notes = [f"settings: {used}"]
+    if config_revision is None:
+        return notes
+    base = config_revision[:12]
+    for name in (CONFIG_FILE, PYPROJECT):
+        local = _settings_of(name, _read_at(root, name, None))
+        if local is None:
+            continue  # no settings for us on disk: nothing the user could expect to apply
+        committed = _settings_of(name, _read_at(root, name, config_revision))
+        if local == committed:
+            continue
+        what = f"working tree's {name}"
+        what = f"[tool.reviewer] table of the {what}" if name == PYPROJECT else what
+        state = (
+            f"is not in the base revision {base}"
+            if committed is None
+            else f"differs from the one at {base}"
+        )
+        notes.append(
+            f"warning: the {what} {state}; the settings used are the "
+            f"base revision's ({used}), so a change cannot rewrite its rules; to try the "
+            f"local one, pass --config {name}"
+        )
     return notes
+
+
+def _settings_of(name: str, text: str | None) -> object:
+    """The settings `text` of file `name` holds for us (None when none): all of
+    `.reviewer.toml`, the `[tool.reviewer]` table of `pyproject.toml`; text that is not
+    TOML stands for itself."""
+    if text is None:
+        return None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return text if name != PYPROJECT or "tool.reviewer" in text else None
+    return data if name != PYPROJECT else data.get("tool", {}).get("reviewer")
 
 
 def require_model_settings(settings: Settings) -> None:

@@ -213,3 +213,39 @@ def test_every_reviewer_variable_the_code_reads_is_a_setting_or_listed() -> None
     # And the loader skips exactly those: each set at once is no setting.
     environ = {name: "x" for name in config.COMMAND_VARIABLES}
     assert environment_layer(environ).values == {}
+
+
+def notes_for(repo: GitRepo) -> list[str]:
+    from reviewer.config import settings_notes
+
+    return settings_notes(repo.root, repo.head(), None, None)
+
+
+def test_a_pyproject_without_our_table_is_never_warned_about(repo: GitRepo) -> None:
+    """A project's pyproject.toml changes in most reviews (flask's did): it only matters when
+    its [tool.reviewer] table does."""
+    repo.write("pyproject.toml", '[project]\nname = "x"\nversion = "1"\n')
+    repo.commit()
+    repo.write("pyproject.toml", '[project]\nname = "x"\nversion = "2"\n')
+    assert notes_for(repo) == ["settings: defaults (no settings file)"]
+    repo.write("pyproject.toml", '[project]\nname = "x"\n\n[tool.reviewer]\nmax_turns = 9\n')
+    repo.commit()
+    repo.write("pyproject.toml", '[project]\nname = "y"\n\n[tool.reviewer]\nmax_turns = 9\n')
+    assert notes_for(repo) == [f"settings: [tool.reviewer] in pyproject.toml at {repo.head()[:12]}"]
+
+
+def test_changed_settings_in_the_working_tree_are_named_as_they_are(repo: GitRepo) -> None:
+    repo.write("pyproject.toml", "[tool.reviewer]\nmax_turns = 9\n")
+    base = repo.commit()[:12]
+    repo.write("pyproject.toml", "[tool.reviewer]\nmax_turns = 3\n")
+    repo.write(".reviewer.toml", "max_turns = 5\n")  # untracked: not at the base revision
+    used = f"[tool.reviewer] in pyproject.toml at {base}"
+    assert notes_for(repo) == [
+        f"settings: {used}",
+        f"warning: the working tree's .reviewer.toml is not in the base revision {base}; "
+        f"the settings used are the base revision's ({used}), so a change cannot rewrite its "
+        "rules; to try the local one, pass --config .reviewer.toml",
+        f"warning: the [tool.reviewer] table of the working tree's pyproject.toml differs "
+        f"from the one at {base}; the settings used are the base revision's ({used}), so a change "
+        "cannot rewrite its rules; to try the local one, pass --config pyproject.toml",
+    ]

@@ -700,7 +700,8 @@ def test_the_settings_file_used_is_named_and_a_local_edit_is_warned_about(
     err = capsys.readouterr().err
     assert code == 0
     assert "settings: defaults (no settings file)" in err
-    assert "the .reviewer.toml in the working tree differs" in err and "--config" in err
+    assert "the working tree's .reviewer.toml is not in the base revision" in err
+    assert "--config .reviewer.toml" in err
 
 
 def test_the_transcript_has_a_header_and_says_why_a_loop_ended(
