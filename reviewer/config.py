@@ -143,7 +143,7 @@ def config_file_layer(root: Path, revision: str | None) -> Layer | None:
             if data is None:
                 continue
             where = f"[tool.reviewer] in {where}"
-        return Layer(where, data)
+        return _file_layer(where, data)
     return None
 
 
@@ -159,7 +159,7 @@ def file_at_revision_layer(root: Path, name: str, revision: str) -> Layer:
         raise ReviewerError(f"{where} is not valid TOML: {exc}") from exc
     if Path(name).name == PYPROJECT:
         data = data.get("tool", {}).get("reviewer", {})
-    return Layer(where, data)
+    return _file_layer(where, data)
 
 
 def explicit_file_layer(path: Path) -> Layer:
@@ -173,7 +173,19 @@ def explicit_file_layer(path: Path) -> Layer:
         raise ReviewerError(f"--config: '{path}' is not valid TOML: {exc}") from exc
     if path.name == PYPROJECT:
         data = data.get("tool", {}).get("reviewer", {})
-    return Layer(str(path), data)
+    return _file_layer(str(path), data)
+
+
+def _file_layer(where: str, data: Mapping[str, Any]) -> Layer:
+    """The settings of a file. Its API key is refused: a settings file is committed or
+    shared, so a key in it is a leaked secret (the endpoint and model are not secrets)."""
+    if "api_key" in data:
+        raise ReviewerError(
+            f"{where} sets api_key, and a key must not be in a settings file (it gets "
+            "committed): remove it and set OPENAI_API_KEY (in the GitHub Action, the api-key "
+            "input, from a secret)"
+        )
+    return Layer(where, data)
 
 
 def _read_at(root: Path, name: str, revision: str | None) -> str | None:

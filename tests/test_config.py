@@ -249,3 +249,35 @@ def test_changed_settings_in_the_working_tree_are_named_as_they_are(repo: GitRep
         f"from the one at {base}; the settings used are the base revision's ({used}), so a change "
         "cannot rewrite its rules; to try the local one, pass --config pyproject.toml",
     ]
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "where"),
+    [
+        (".reviewer.toml", 'api_key = "sk-live"\n', ".reviewer.toml at {base}"),
+        (
+            "pyproject.toml",
+            '[tool.reviewer]\napi_key = "sk-live"\n',
+            "[tool.reviewer] in pyproject.toml at {base}",
+        ),
+    ],
+)
+def test_an_api_key_in_a_settings_file_is_refused(
+    repo: GitRepo, tmp_path: Path, name: str, text: str, where: str
+) -> None:
+    """A settings file is committed: a key in it is a leaked secret. The endpoint is not
+    a secret, and a repository may name its own."""
+    repo.write(name, text)
+    base = repo.commit()[:12]
+    expected = (
+        rf"^{re.escape(where.format(base=base))} sets api_key, and a key must not be in a "
+        r"settings file \(it gets committed\): remove it and set OPENAI_API_KEY \(in the GitHub "
+        r"Action, the api-key input, from a secret\)$"
+    )
+    with pytest.raises(ReviewerError, match=expected):
+        settings_for(repo)
+    with pytest.raises(ReviewerError, match="sets api_key"):
+        settings_for(repo, config_path=repo.root / name)
+    repo.write(name, text.replace('api_key = "sk-live"', 'base_url = "http://llm.internal/v1"'))
+    repo.commit()
+    assert settings_for(repo).base_url == "http://llm.internal/v1"
