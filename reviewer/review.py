@@ -194,8 +194,14 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
 
     if not plan.batches:
         swapped = head is not None and head == change.base and base != head
+        # A fresh clone's default base (origin/HEAD) is the branch it checked out: the head.
+        default_is_head = request.base is None and head is not None and base == head
         summary = _nothing_to_review(
-            change, coverage, incremental=shown is not change, swapped=swapped
+            change,
+            coverage,
+            incremental=shown is not change,
+            swapped=swapped,
+            default_is_head=default_is_head,
         )
         return result([], summary)
 
@@ -416,9 +422,20 @@ def _change_info(root: Path, base: str, head: str | None, redactor: Redactor) ->
 
 
 def _nothing_to_review(
-    change: Change, coverage: tuple[FileCoverage, ...], *, incremental: bool, swapped: bool
+    change: Change,
+    coverage: tuple[FileCoverage, ...],
+    *,
+    incremental: bool,
+    swapped: bool,
+    default_is_head: bool = False,
 ) -> str:
     if not change.files:
+        if default_is_head:
+            return (
+                "No changes between the base and the head: nothing to review. The default "
+                "base (origin/HEAD, else main, else master) is the head itself, as on a fresh "
+                "clone: give the base, such as --base HEAD~1 for the last commit."
+            )
         if change.head is not None and change.head == change.base and swapped:
             return (
                 "No changes between the base and the head: nothing to review. The head is "
