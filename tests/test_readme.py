@@ -166,3 +166,19 @@ def test_a_fresh_clone_without_a_base_is_told_how_to_give_one(fresh_clone: Path)
     assert "is the head itself, as on a fresh clone: give the base, such as --base HEAD~1" in (
         " ".join(proc.stdout.split())
     )
+
+
+def test_exit_0_of_the_action_says_which_files_are_reviewed() -> None:
+    """A complete run lists generated files (and the others below) as not reviewed and exits
+    0: the exit-code paragraph must not promise that every file was reviewed, and names each
+    reason `reviewer.context.select_files` gives a file that is never reviewed."""
+    paragraph = re.search(r"^Exit codes: `0` (.*?)`1`", section("GitHub Action"), re.S | re.M)
+    assert paragraph
+    text = " ".join(paragraph.group(1).split())
+    assert "every file of the PR has been reviewed" not in text
+    assert text.startswith("every file of the PR that is reviewed at all has been reviewed")
+    never_reviewed = ("lock files", "vendored code", "generated files", "binary files",
+                      "excluded by the settings", "not matched by `include`",
+                      "over GitHub's per-file limit")  # fmt: skip
+    for kind in never_reviewed:
+        assert kind in text, kind
