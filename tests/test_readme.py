@@ -89,30 +89,33 @@ def free_port() -> int:
 
 
 def test_the_recipe_without_a_model_reviews_the_last_commit_and_stops_the_server(
-    fresh_clone: Path,
+    fresh_clone: Path, tmp_path: Path
 ) -> None:
     """The README block as it is (another free port for 8000, so parallel runs cannot
     clash): it reviews files of a real range, and leaves no process behind."""
     script = sh_block("Test your prompts and settings without a model")
     port = free_port()
-    proc = subprocess.Popen(
-        ["sh", "-c", script.replace("8000", str(port))],
-        cwd=fresh_clone,
-        env=newcomer_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,  # its own process group: what it leaves running is found
-    )
-    try:
-        out, err = proc.communicate(timeout=120)
-        deadline = time.monotonic() + 10
-        while _group_alive(proc.pid) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        left_running = _group_alive(proc.pid)
-    finally:
-        if _group_alive(proc.pid):
-            os.killpg(proc.pid, signal.SIGKILL)
+    # Files, not pipes: a server left running would hold a pipe open past the shell's end.
+    with (tmp_path / "out").open("w+") as stdout, (tmp_path / "err").open("w+") as stderr:
+        proc = subprocess.Popen(
+            ["sh", "-c", script.replace("8000", str(port))],
+            cwd=fresh_clone,
+            env=newcomer_env(),
+            stdout=stdout,
+            stderr=stderr,
+            start_new_session=True,  # its own process group: what it leaves running is found
+        )
+        try:
+            proc.wait(timeout=120)
+            deadline = time.monotonic() + 5
+            while _group_alive(proc.pid) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            left_running = _group_alive(proc.pid)
+        finally:
+            if _group_alive(proc.pid):
+                os.killpg(proc.pid, signal.SIGKILL)
+        out = (tmp_path / "out").read_text(encoding="utf-8")
+        err = (tmp_path / "err").read_text(encoding="utf-8")
     assert proc.returncode == 0, err
     assert re.search(r"^Status: +complete$", out, re.M), out + err
     assert re.search(r"^Files: +2 reviewed, 0 not reviewed$", out, re.M), out + err
