@@ -255,7 +255,7 @@ def _summary(runs: list[tuple[BatchContext, AgentOutcome]]) -> str:
     if len(runs) == 1:
         return text(runs[0][1])
     if all(o.submission is None and not o.last_text.strip() for _, o in runs):
-        return f"None of the {len(runs)} parts finished; no summary was written."
+        return f"None of the {plural(len(runs), 'part')} finished; no summary was written."
     return "\n\n".join(
         f"**Part {number} of {len(runs)} ({batch.label}):** {text(outcome)}"
         for number, (batch, outcome) in enumerate(runs, 1)
@@ -277,7 +277,7 @@ def _reasons(runs: list[tuple[BatchContext, AgentOutcome]]) -> str:
             number, batch = parts[0]
             clauses.append(f"part {number} ({batch.label}): {reason}")
         elif len(parts) == len(runs):
-            clauses.append(f"all {len(parts)} parts: {reason}")
+            clauses.append(f"all {plural(len(parts), 'part')}: {reason}")
         else:
             numbers = _number_ranges([number for number, _ in parts])
             clauses.append(f"{plural(len(parts), 'part')} ({numbers} of {len(runs)}): {reason}")

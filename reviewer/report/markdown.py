@@ -142,7 +142,7 @@ def render_markdown(
 def counts_sentence(result: ReviewResult) -> str:
     """Every count of the review in one sentence, for a page cut as plain text."""
     return (
-        f"{len(result.findings):,} findings ({counts_text(result)}), "
+        f"{plural(len(result.findings), 'finding')} ({counts_text(result)}), "
         f"{len(result.suppressed):,} below the reporting threshold; files: {files_text(result)}"
     )
 

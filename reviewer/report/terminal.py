@@ -89,7 +89,9 @@ def render_terminal(
             if len(paths) == 1:
                 out += _wrap(f"{one_line(paths[0])}: {one_line(reason)}", width, INDENT, INDENT * 3)
                 continue
-            out += _wrap(f"{one_line(reason)} ({len(paths)} files):", width, INDENT, INDENT * 3)
+            out += _wrap(
+                f"{one_line(reason)} ({plural(len(paths), 'file')}):", width, INDENT, INDENT * 3
+            )
             out += [INDENT * 2 + one_line(path) for path in paths]  # whole, to be copied
     out += [""] + [style(line, _DIM) for line in _wrap(usage_text(result), width, "", "")]
     return "\n".join(out) + "\n"
