@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import functools
 import json
+import os
+import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -558,3 +561,56 @@ def test_the_program_on_a_busy_port_says_so_in_one_line(tmp_path, capsys) -> Non
     err = capsys.readouterr().err
     assert code == 2 and "Traceback" not in err and err.count("\n") == 1
     assert f"cannot listen on 127.0.0.1:{port}" in err
+
+
+def test_background_returns_once_the_server_listens_and_prints_its_pid(tmp_path: Path) -> None:
+    # The README's recipe starts the server and reviews at once: a connection refused on this
+    # machine is not retried, so the command must not return before the server listens.
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps([{"content": "up"}]))
+    # As a shell's $(...) runs it: stdout captured; stderr a file (the server keeps it).
+    with (tmp_path / "err").open("w") as stderr:
+        started = subprocess.run(
+            [sys.executable, "-m", "reviewer.testing.fake_llm", str(path), "--background"],
+            cwd=PROJECT,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
+            timeout=30,
+            check=True,
+        )
+    pid = int(started.stdout.strip())
+    try:
+        base_url = (tmp_path / "err").read_text().strip()
+        assert base_url.startswith("http://127.0.0.1:") and base_url.endswith("/v1")
+        remote = _base_client().with_options(base_url=base_url, max_retries=0)
+        answer = remote.chat.completions.create(model="m", messages=USER)  # type: ignore[arg-type]
+        assert answer.choices[0].message.content == "up"
+    finally:
+        os.kill(pid, signal.SIGTERM)
+    # Stopped: its port refuses connections (its process may linger as a zombie of init's).
+    port = int(base_url.rsplit(":", 1)[1].split("/")[0])
+    for _ in range(100):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        except ConnectionRefusedError:
+            break
+        time.sleep(0.05)
+    else:
+        raise AssertionError("the background server did not stop")
+
+
+def test_background_that_cannot_listen_says_why_and_fails(tmp_path: Path) -> None:
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps([{"content": "up"}]))
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        failed = subprocess.run(
+            [sys.executable, "-m", "reviewer.testing.fake_llm", str(path), "--background",
+             "--port", str(port)],
+            cwd=PROJECT, capture_output=True, text=True, timeout=30, check=False,
+        )  # fmt: skip
+    assert failed.returncode == 2 and failed.stdout == ""
+    assert "choose another --port" in failed.stderr

@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import argparse
 import signal
+import subprocess
 import sys
 import threading
 from collections.abc import Sequence
@@ -116,11 +117,20 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--exit-when-done", action="store_true", help="exit once every step has been answered"
     )
+    parser.add_argument(
+        "--background",
+        action="store_true",
+        help="return once the server listens, leaving it running; print its process id "
+        "(for `kill`)",
+    )
     return parser.parse_args(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _arguments(argv)
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    args = _arguments(arguments)
+    if args.background:
+        return _serve_in_background([a for a in arguments if a != "--background"])
     try:
         steps = load_script(args.script)
     except (OSError, ScriptError) as exc:
@@ -159,6 +169,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     for failure in llm.failures:
         print(f"fake_llm: {failure}", file=sys.stderr)
     return 1 if llm.failures else 0
+
+
+def _serve_in_background(arguments: list[str]) -> int:
+    """Start the server as a process of its own and return once it listens: a script that goes
+    on to call it never races its start (a refused connection on this machine is not retried
+    by reviewer). The server's URL line is its signal that it listens."""
+    server = subprocess.Popen(
+        [sys.executable, "-m", "reviewer.testing.fake_llm", *arguments],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert server.stdout is not None
+    listening = server.stdout.readline()
+    server.stdout.close()  # the server prints nothing more on stdout
+    if not listening:
+        return server.wait()  # it could not start, and said why on stderr
+    print(listening.strip(), file=sys.stderr, flush=True)
+    print(server.pid, flush=True)
+    return 0
 
 
 if __name__ == "__main__":
