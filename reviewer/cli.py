@@ -252,7 +252,7 @@ def _repo_from_here(repo: Path) -> str:
 
 
 def _github_command(args: argparse.Namespace) -> int:
-    from reviewer.action import run_github
+    from reviewer.github.run import run_github
 
     return run_github()
 

@@ -14,8 +14,8 @@ import pytest
 import yaml
 
 from reviewer.cli import main
-from reviewer.pr_state import read_state
-from reviewer.signing import Signer
+from reviewer.github.memory import read_state
+from reviewer.github.signing import Signer
 from reviewer.testing import FakeLLM, reply, tool_call
 from reviewer.testing.fake_github import FakeGitHub
 from tests.conftest import GitRepo
@@ -257,7 +257,7 @@ def test_a_5xx_after_the_review_was_stored_does_not_post_it_twice(
     github: FakeGitHub, pr_repo: GitRepo, tmp_path: Path, monkeypatch, capsys
 ) -> None:
     github.inject("POST", "*/pulls/*/reviews", 502, persist=True)
-    monkeypatch.setattr("reviewer.github._sleep", lambda seconds: None)
+    monkeypatch.setattr("reviewer.github.client._sleep", lambda seconds: None)
     run = run_action(github, pr_repo.root, [submit(finding())], tmp_path, monkeypatch, capsys)
     assert run.code == 0
     assert len(github.reviews) == 1 and len(github.review_comments) == 1
@@ -347,7 +347,7 @@ def test_rate_limits_wait_as_github_asks(
     github: FakeGitHub, pr_repo: GitRepo, tmp_path: Path, monkeypatch, capsys
 ) -> None:
     waits: list[float] = []
-    monkeypatch.setattr("reviewer.github._sleep", waits.append)
+    monkeypatch.setattr("reviewer.github.client._sleep", waits.append)
     github.rate_limit("POST", "*/pulls/*/reviews", status=429, secondary=True, retry_after=7)
     github.rate_limit("GET", "*/pulls/7/files", status=403, reset_in=30)
     run = run_action(github, pr_repo.root, [submit(finding())], tmp_path, monkeypatch, capsys)

@@ -685,7 +685,7 @@ def test_a_human_review_quoting_the_run_marker_is_not_taken_for_the_bots_after_a
 ) -> None:
     real = probe(pr, [submit(finding())])
     assert "reviewer:run=100-1" in real.review_body, real.review_body
-    pr.monkeypatch.setattr("reviewer.github._sleep", lambda seconds: None, raising=False)
+    pr.monkeypatch.setattr("reviewer.github.client._sleep", lambda seconds: None, raising=False)
     run_id = f"{len(pr.github.reviews) + 1 + 100}-1"  # run_action's id once this review exists
     quoted = real.review_body.replace("run=100-1", f"run={run_id}")
     pr.github.add_review(

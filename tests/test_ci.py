@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from reviewer.ci import add_mask, load_context, write_outputs
 from reviewer.errors import ReviewerError
+from reviewer.github.actions import add_mask, load_context, write_outputs
 from reviewer.sinks import command_line
 
 

@@ -23,7 +23,7 @@ import pytest
 from github import Auth, Github, GithubException
 from github.GithubRetry import GithubRetry
 
-from reviewer.ci import load_context
+from reviewer.github.actions import load_context
 from reviewer.testing import FakeGitHub
 from tests.conftest import GitRepo
 

@@ -9,7 +9,7 @@ import pytest
 
 from reviewer.diff import load_change
 from reviewer.findings import FileCoverage, Finding, Severity
-from reviewer.pr_state import (
+from reviewer.github.memory import (
     CUT_NOTE,
     MAX_STATE_CHARS,
     SUGGESTION_LEFT_OUT,
@@ -24,6 +24,7 @@ from reviewer.pr_state import (
     state_line,
     still_open,
 )
+from reviewer.github.signing import Signer
 from reviewer.report.github import (
     SUMMARY_MARKER,
     comment_body,
@@ -35,7 +36,6 @@ from reviewer.report.github import (
     review_marker_of,
     summary_comment,
 )
-from reviewer.signing import Signer
 from reviewer.submission import LineCounter
 from reviewer.workspace import RevisionWorkspace
 from tests.conftest import GitRepo

@@ -135,15 +135,16 @@ def test_a_model_request_leaves_as_valid_utf8_in_its_own_shape() -> None:
 # Where the program may write to stdout or stderr itself: the sinks and the edges that print
 # what a sink made (module path, function name).
 ALLOWED_WRITERS = {
-    ("reviewer/ci.py", "add_mask"),
-    ("reviewer/ci.py", "emit_command"),
+    ("reviewer/github/actions.py", "add_mask"),
+    ("reviewer/github/actions.py", "emit_command"),
     ("reviewer/sinks.py", "log"),
     ("reviewer/cli.py", "_write"),
     ("reviewer/progress.py", "_draw"),  # the live line, made by log_line
     ("reviewer/progress.py", "_line"),
     ("reviewer/progress.py", "done"),
     ("reviewer/report/__init__.py", "write_text"),
-    ("reviewer/action.py", "_review_pull"),  # prints annotations() lines, made by command_line
+    # prints annotations() lines, made by command_line
+    ("reviewer/github/review_flow.py", "review_pull"),
 }
 
 
@@ -265,10 +266,10 @@ def test_a_hostile_model_reaches_no_sink_in_a_form_that_acts_or_leaks(
 
 def test_three_thousand_findings_and_growing_redactions_keep_githubs_limit() -> None:
     from reviewer.findings import Finding, ReviewResult, Severity
-    from reviewer.pr_state import PullState, state_line
+    from reviewer.github.memory import PullState, state_line
+    from reviewer.github.signing import Signer
     from reviewer.redact import Redactor
     from reviewer.report.github import summary_comment
-    from reviewer.signing import Signer
 
     # `a:b@` becomes `[REDACTED]@`: a line of them grows by half again under redaction.
     growing = " ".join(f"https://u{n}:p@h" for n in range(3_000))

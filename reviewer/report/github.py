@@ -12,16 +12,16 @@ from collections.abc import Callable
 from typing import Any
 
 from reviewer.findings import Finding, ReviewResult, Severity, sort_findings
+from reviewer.github.signing import Signer
 from reviewer.redact import environment_redactor
 from reviewer.report.markdown import counts_sentence, render_markdown
 from reviewer.report.mdtext import cap_text, fence, inline_code, neutralize, neutralize_line
-from reviewer.signing import Signer
 from reviewer.sinks import command_line, data_name, map_strings, shown_name
 from reviewer.wording import plural
 
 # GitHub refuses bodies over 65,536 characters; leave room for markers and notes.
 MAX_BODY_CHARS = 60_000
-# The first line of the summary comment; its state is on the last line (pr_state.py).
+# The first line of the summary comment; its state is on the last line (github/memory.py).
 SUMMARY_MARKER = "<!-- reviewer:summary -->"
 # Our markers are read back only from the last line of a body the bot wrote. Untrusted text
 # that looks like one anywhere in a body is broken up first (defuse_markers), so even a

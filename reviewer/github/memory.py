@@ -27,16 +27,20 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from reviewer.anchor import placement_of
 from reviewer.diff import Change
 from reviewer.errors import ToolError
 from reviewer.findings import FileCoverage, Finding, Severity, Side
 from reviewer.gitcmd import run_git
-from reviewer.signing import Signer
+from reviewer.github.actions import log
+from reviewer.github.signing import Signer
 from reviewer.submission import LineCounter
 from reviewer.wording import plural
+
+if TYPE_CHECKING:
+    from reviewer.github.client import GitHubClient
 
 STATE_PREFIX = "<!-- reviewer:state "
 _VERSION = 2
@@ -445,3 +449,19 @@ def _find_code(item: OpenFinding, change: Change, counter: LineCounter) -> tuple
         return None
     start, lines = min(matches, key=lambda match: abs(match[0] - item.line))
     return start, "\n".join(lines)
+
+
+def our_summary(client: GitHubClient, pull: Any) -> tuple[Any | None, PullState | None]:
+    """Our summary comment and the state it carries: only a comment of ours whose state line
+    verifies counts; of several, the oldest (the one every run edits), said in the log."""
+    verified = []
+    for comment in client.summary_comments(pull):
+        state, problem = read_state(comment.body, client.signer)
+        if state is None:
+            log(f"not using comment {comment.id} as the summary: {problem}")
+        else:
+            verified.append((comment, state))
+    if len(verified) > 1:
+        ids = ", ".join(str(comment.id) for comment, _ in verified)
+        log(f"{len(verified)} summary comments of ours ({ids}); using the oldest")
+    return verified[0] if verified else (None, None)

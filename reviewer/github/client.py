@@ -19,8 +19,8 @@ from github.PullRequest import PullRequest
 
 from reviewer.diff import parse_hunks
 from reviewer.errors import ReviewerError
+from reviewer.github.signing import Signer
 from reviewer.report.github import comment_fingerprint, is_summary, last_line, review_marker_of
-from reviewer.signing import Signer
 
 T = TypeVar("T")
 _MAX_WAIT_SECONDS = 120.0

@@ -1,0 +1,180 @@
+"""One run of `reviewer github` on a pull request, as a list: open the pull request, read the
+bot's memory, decide what no complete run has reviewed yet, review it, carry forward the
+findings still open, post, and answer with outputs and an exit code.
+
+Across runs it fails closed (memory.py): the state advances only over reviewed work, the gate
+counts every open finding of the pull request, and the state is read only from a signed line
+of our own summary comment.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+
+from reviewer.anchor import merge_duplicates, split_reported
+from reviewer.config import settings_notes
+from reviewer.context import ChangeInfo
+from reviewer.errors import ExitCode
+from reviewer.findings import Finding, ReviewResult, Severity
+from reviewer.github.actions import ActionsContext, append_summary, emit_command, log, write_outputs
+from reviewer.github.memory import (
+    PullState,
+    next_state,
+    our_summary,
+    review_scope,
+    state_line,
+    still_open,
+)
+from reviewer.github.posting import closing_line, post
+from reviewer.github.pull import OpenPull, open_pull
+from reviewer.progress import Progress
+from reviewer.redact import Redactor
+from reviewer.report import render, write_report
+from reviewer.report.github import annotations
+from reviewer.review import Review, ReviewRequest, run_review
+from reviewer.wording import plural
+
+
+def review_pull(context: ActionsContext, env: Mapping[str, str]) -> int:
+    pr = open_pull(context, env)
+    existing, previous = our_summary(pr.client, pr.pull)
+    full = (env.get("REVIEWER_FULL_REVIEW") or "").strip().lower() in ("1", "true", "yes")
+    scope, previous = review_scope(
+        pr.root, previous, pr.changed_paths(), pr.merge_base, pr.head_sha, full=full
+    )
+    config_name = env.get("REVIEWER_CONFIG") or None
+    # Which settings apply is said first: the scope decision below is read in their light.
+    for note in settings_notes(pr.root, pr.base_sha, None, config_name):
+        log(note)
+    log(scope.note)
+    review = _review(pr, context, scope.only, scope.since, config_name)
+    result = _with_open_findings(review, previous, full)
+    report_path = Path(
+        env.get("REVIEWER_REPORT") or Path(env.get("RUNNER_TEMP") or ".") / "reviewer-report.json"
+    )
+    write_report(result, "json", report_path)
+    state = next_state(
+        previous,
+        root=pr.root,
+        head=pr.head_sha,
+        complete=result.complete,
+        full=scope.only is None,
+        files=result.files,
+        findings=result.findings,
+        summary=review.result.summary if _asked_the_model(review.result) else "",
+    )
+    unlisted = {Severity(s): n for s, n in state.dropped.items() if n}
+    notes = () if scope.only is None else (f"This run: {scope.note}.",)
+    if unlisted:
+        notes += (
+            f"{plural(sum(unlisted.values()), 'finding')} of earlier runs no longer fit in this "
+            "comment's memory; they still count until a complete full review (full-review: true).",
+        )
+    posting = post(
+        pr.client,
+        pr.pull,
+        context,
+        result,
+        pr.head_sha,
+        existing,
+        state_line(state, pr.client.signer),
+        notes,
+    )
+    markdown = render(result, "markdown")
+    if posting.degraded:
+        markdown = f"> **{posting.degraded}**\n\n{markdown}"
+        for line in annotations(result.findings, redact=Redactor()):
+            print(line, flush=True)
+    append_summary(context.summary_file, markdown)
+    open_severities = {f.severity for f in result.findings} | set(unlisted)
+    highest = max(open_severities, key=lambda s: s.rank, default=None)
+    open_count = len(result.findings) + sum(unlisted.values())
+    write_outputs(
+        context.output_file,
+        {
+            "findings": str(open_count),
+            "highest-severity": highest.value if highest else "none",
+            "report": str(report_path),
+            "review-url": posting.review_url,
+            "summary-url": posting.summary_url,
+            "status": result.status,
+        },
+    )
+    if not result.complete:
+        emit_command("error", f"review incomplete: {result.incomplete_reason}")
+        code = ExitCode.INCOMPLETE
+    elif any(review.settings.fails(severity) for severity in open_severities):
+        code = ExitCode.FINDINGS
+    else:
+        code = ExitCode.OK
+    opened = plural(open_count, "open finding")
+    if highest is not None:
+        opened += f", highest severity {highest.value}"
+    log(closing_line(result, posting, existing is not None, opened, int(code)))
+    return int(code)
+
+
+def _review(
+    pr: OpenPull,
+    context: ActionsContext,
+    only: frozenset[str] | None,
+    since: str | None,
+    config_name: str | None,
+) -> Review:
+    """The normal review pipeline on what this run reviews, with the PR's title and body."""
+    progress = Progress()
+    try:
+        return run_review(
+            ReviewRequest(
+                repo=pr.root,
+                base=pr.base_sha,
+                head=pr.head_sha,
+                config_name=config_name,
+                only=only,
+                since=since,
+                info=ChangeInfo(pr.info.title, pr.info.body, context.repository),
+                keep_transcript=False,
+                announce_settings=False,
+            ),
+            events=progress,
+        )
+    finally:
+        progress.done()  # its clock stops with the review, before anything is posted
+
+
+def _with_open_findings(review: Review, previous: PullState | None, full: bool) -> ReviewResult:
+    """This run's findings and the earlier ones whose code still stands: the gate and the
+    summary answer for the whole pull request, not only for the newest commits."""
+    result = review.result
+    if previous is None:
+        return result
+    if previous.summary and previous.summary_at and not _asked_the_model(result):
+        result = replace(result, summary=_earlier_summary(result.summary, previous))
+    known = {f.fingerprint for f in previous.findings}
+    this_run = [
+        replace(f, earlier=f.fingerprint in known) for f in (*result.findings, *result.suppressed)
+    ]
+    seen = {f.fingerprint for f in this_run}
+    carried = [
+        f
+        for f in still_open(previous.findings, review.change, review.lines)
+        if f.fingerprint not in seen
+    ]
+    merged: list[Finding] = merge_duplicates([*this_run, *carried])
+    reported, suppressed = split_reported(
+        merged, review.settings.min_severity, review.settings.max_findings
+    )
+    return replace(result, findings=tuple(reported), suppressed=tuple(suppressed), incremental=True)
+
+
+def _asked_the_model(result: ReviewResult) -> bool:
+    """Whether this run's summary is the model's: a complete run that sent it a request."""
+    return result.complete and result.usage.requests > 0
+
+
+def _earlier_summary(note: str, previous: PullState) -> str:
+    """A run that asked the model nothing still shows what the last review that did said."""
+    at = (previous.summary_at or "")[:12]
+    return f"{note}\n\n**Summary of the review at commit {at}:**\n\n{previous.summary}"

@@ -1,0 +1,77 @@
+"""`reviewer github`: the Action's entry. It reads the run's event and hands it to the flow for
+that trigger; a run that cannot review says so in an annotation, the job summary and the
+`status` output, and exits 2.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from reviewer.errors import ReviewerError
+from reviewer.github.actions import (
+    ActionsContext,
+    add_mask,
+    append_summary,
+    emit_command,
+    load_context,
+    write_outputs,
+)
+from reviewer.github.review_flow import review_pull
+from reviewer.report.mdtext import neutralize
+
+NOT_REVIEWED = "not-reviewed"
+
+
+def run_github(environ: Mapping[str, str] | None = None) -> int:
+    env = os.environ if environ is None else environ
+    if env.get("GITHUB_ACTIONS") == "true":
+        # Only the runner reads these; anywhere else they would print the secrets.
+        for name in ("GITHUB_TOKEN", "OPENAI_API_KEY", "REVIEWER_STATE_KEY"):
+            add_mask(env.get(name))
+    try:
+        context = load_context(env)
+        _require_model_key(context, env)
+        return review_pull(context, env)
+    except ReviewerError as exc:
+        _say_not_reviewed(env, str(exc))
+        raise
+
+
+def _require_model_key(context: ActionsContext, env: Mapping[str, str]) -> None:
+    """Before anything is read or posted. A fork's `pull_request` run gets no secrets
+    (GitHub's rule), which is worth its own explanation."""
+    if (env.get("OPENAI_API_KEY") or "").strip():
+        return
+    if context.pull_request.is_fork:
+        raise ReviewerError(
+            "this pull request comes from a fork, and GitHub gives workflows that a fork "
+            "triggers no secrets, so OPENAI_API_KEY is empty and nothing was reviewed; a "
+            "maintainer can review it with workflow_dispatch, or the workflow can use "
+            "pull_request_target (see docs/examples/review.yml in reviewer)"
+        )
+    raise ReviewerError(
+        "missing the API key (OPENAI_API_KEY): pass `api-key: ${{ secrets.OPENAI_API_KEY }}` "
+        "to the action (any value works for a local server)"
+    )
+
+
+def _say_not_reviewed(env: Mapping[str, str], message: str) -> None:
+    """An error annotation, a job summary and the `status` output: a run that could not
+    review is visible where people look, not only in the log."""
+    if env.get("GITHUB_ACTIONS") != "true":
+        return
+    emit_command("error", f"reviewer: {message}", title="Not reviewed")
+    summary = env.get("GITHUB_STEP_SUMMARY")
+    if summary:
+        append_summary(
+            Path(summary),
+            "## ⚠️ AI review: not reviewed\n\n"
+            f"{neutralize(message)}\n\n"
+            "This run did not review the pull request, so its check fails: an unreviewed "
+            "change never looks reviewed.\n",
+        )
+    output = env.get("GITHUB_OUTPUT")
+    if output:
+        write_outputs(Path(output), {"status": NOT_REVIEWED})
