@@ -129,6 +129,16 @@ class FileCoverage:
 
 
 @dataclass(frozen=True)
+class RuleFileUse:
+    """A rule file of the repository (AGENTS.md, a Cursor rule, ...) whose text the model was
+    given: the changed files it reached, and what of it was cut or left out, and why."""
+
+    path: str
+    applied_to: tuple[str, ...]
+    cut: str = ""
+
+
+@dataclass(frozen=True)
 class ReviewResult:
     status: Literal["complete", "incomplete"]
     summary: str
@@ -148,6 +158,8 @@ class ReviewResult:
     suppressed: tuple[Finding, ...] = ()
     # A pull request's later run: findings and files say what was new in this run.
     incremental: bool = False
+    # The rule files whose instructions reached the model (rule_files.py).
+    rule_files: tuple[RuleFileUse, ...] = ()
 
     @property
     def complete(self) -> bool:

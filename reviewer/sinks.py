@@ -94,7 +94,7 @@ def _escape_property(text: str) -> str:
 # - what people read (terminal, Markdown, comments): git's quoted form whenever the name
 #   holds something invisible or misleading (controls, format characters such as zero-width
 #   spaces, white space at either end, a backslash), as the tools show names to the model.
-NAME_FIELDS = frozenset({"path", "old_path"})
+NAME_FIELDS = frozenset({"path", "old_path", "applied_to"})
 
 
 def data_name(name: str) -> str:
@@ -168,6 +168,8 @@ def map_strings(
             item = getattr(value, field.name)
             if name is not None and field.name in NAME_FIELDS and isinstance(item, str):
                 changes[field.name] = name(item)
+            elif name is not None and field.name in NAME_FIELDS and isinstance(item, tuple):
+                changes[field.name] = tuple(map(name, item))
             else:
                 changes[field.name] = map_strings(item, text, name)
         return replace(value, **changes)

@@ -26,6 +26,7 @@ from reviewer.findings import (
     FileCoverage,
     Finding,
     ReviewResult,
+    RuleFileUse,
     Severity,
     Usage,
     sort_findings,
@@ -177,6 +178,14 @@ COMPLETE = ReviewResult(
     tool_calls=12,
     turns=8,
     suppressed=(finding(path="src/app.py", line=9, severity=Severity.INFO, title="Nit"),),
+    rule_files=(
+        RuleFileUse("AGENTS.md", ("lib/auth.py", "src/app.py", "src/db.py")),
+        RuleFileUse(
+            "src/AGENTS.md",
+            ("src/app.py",),
+            "cut to 11,990 of 20,000 characters (at most 12,000 per rule file)",
+        ),
+    ),
 )
 INCOMPLETE = dataclasses.replace(
     COMPLETE,
@@ -589,6 +598,28 @@ def test_files_not_reviewed_for_one_reason_are_listed_under_it_once() -> None:
     assert all(reasons[path] == UNREACHABLE for path in failed)
 
 
+def test_every_readable_report_lists_the_rule_files_used() -> None:
+    terminal = render_terminal(COMPLETE, width=200)
+    section = terminal.split("Rule files used (2)\n", 1)[1]
+    assert section.splitlines()[1:3] == [
+        "  AGENTS.md: 3 changed files",
+        "  src/AGENTS.md: 1 changed file; cut to 11,990 of 20,000 characters (at most 12,000 "
+        "per rule file)",
+    ]
+    markdown = render_markdown(COMPLETE)
+    assert "**Rule files used (2),** read at the base revision:" in markdown
+    assert "- `AGENTS.md`: 3 changed files\n" in markdown
+    assert "- `src/AGENTS.md`: 1 changed file; cut to 11,990 of 20,000 characters" in markdown
+    assert "Rule files" not in render_terminal(CLEAN) + render_markdown(CLEAN)
+    doc = json.loads(render_json(COMPLETE))
+    assert doc["rule_files"][1] == {
+        "path": "src/AGENTS.md",
+        "applied_to": ["src/app.py"],
+        "cut": "cut to 11,990 of 20,000 characters (at most 12,000 per rule file)",
+    }
+    assert parse_json(render_json(COMPLETE)).rule_files == COMPLETE.rule_files
+
+
 def test_markdown_template_ships_inside_the_package() -> None:
     template = files("reviewer.report").joinpath("templates/review.md.j2")
     assert template.is_file()
@@ -599,7 +630,7 @@ def test_markdown_template_ships_inside_the_package() -> None:
 TOP_KEYS = {
     "format", "version", "reviewer_version", "status", "incomplete_reason", "summary",
     "findings", "suppressed", "counts", "highest_severity", "model", "base", "head", "files",
-    "usage", "duration_seconds", "tool_calls", "turns",
+    "usage", "duration_seconds", "tool_calls", "turns", "rule_files",
 }  # fmt: skip
 FINDING_KEYS = {
     "path", "line", "end_line", "side", "severity", "category", "title", "body", "suggestion",
@@ -608,6 +639,7 @@ FINDING_KEYS = {
 FILE_KEYS = {"path", "status", "reviewed", "reason", "earlier"}
 USAGE_KEYS = {"prompt_tokens", "completion_tokens", "total_tokens", "requests"}
 COUNT_KEYS = {"critical", "high", "medium", "low", "info"}
+RULE_FILE_KEYS = {"path", "applied_to", "cut"}
 
 
 def test_json_contract_key_sets_are_pinned() -> None:
@@ -617,6 +649,7 @@ def test_json_contract_key_sets_are_pinned() -> None:
     assert all(set(f) == FINDING_KEYS for f in doc["findings"] + doc["suppressed"])
     assert all(set(f) == FILE_KEYS for f in doc["files"])
     assert set(doc["usage"]) == USAGE_KEYS and set(doc["counts"]) == COUNT_KEYS
+    assert doc["rule_files"] and all(set(r) == RULE_FILE_KEYS for r in doc["rule_files"])
 
 
 def test_json_values() -> None:

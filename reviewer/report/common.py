@@ -132,3 +132,15 @@ def files_text(result: ReviewResult) -> str:
     by_earlier = f" ({earlier:,} by earlier runs, unchanged since)" if earlier else ""
     skipped = len(skipped_files(result))
     return f"{reviewed_count(result):,} reviewed{by_earlier}, {skipped:,} not reviewed"
+
+
+def rule_files_lines(result: ReviewResult, limit: int = 50) -> list[str]:
+    """`AGENTS.md: 3 changed files`, a line per rule file used (what was cut after a `;`),
+    at most `limit` of them."""
+    lines = []
+    for rule in result.rule_files[:limit]:
+        reached = plural(len(rule.applied_to), "changed file")
+        lines.append(f"{rule.path}: {reached}{'; ' + rule.cut if rule.cut else ''}")
+    if len(result.rule_files) > limit:
+        lines.append(f"… and {len(result.rule_files) - limit} more (the JSON report has them)")
+    return lines

@@ -16,7 +16,15 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from reviewer import __version__
-from reviewer.findings import FileCoverage, Finding, ReviewResult, Severity, Usage, sort_findings
+from reviewer.findings import (
+    FileCoverage,
+    Finding,
+    ReviewResult,
+    RuleFileUse,
+    Severity,
+    Usage,
+    sort_findings,
+)
 from reviewer.sinks import data_name, printable
 
 FORMAT = "reviewer-report"
@@ -76,6 +84,12 @@ class FileV1(_Strict):
     )
 
 
+class RuleFileV1(_Strict):
+    path: str = Field(description="The rule file, as the base revision has it.")
+    applied_to: list[str] = Field(description="The changed files whose review it reached.")
+    cut: str = Field(description="What of it was cut or left out, and why; empty if nothing.")
+
+
 class UsageV1(_Strict):
     prompt_tokens: int = Field(ge=0)
     completion_tokens: int = Field(ge=0)
@@ -104,6 +118,10 @@ class ReportV1(_Strict):
     base: str
     head: str
     files: list[FileV1]
+    rule_files: list[RuleFileV1] = Field(
+        default_factory=list,
+        description="The repository's rule files (AGENTS.md, ...) whose text the model was given.",
+    )
     usage: UsageV1
     duration_seconds: float = Field(ge=0)
     tool_calls: int = Field(ge=0)
@@ -141,6 +159,7 @@ def to_report(result: ReviewResult) -> ReportV1:
         head=result.head,
         # The same fields on both sides: a new one cannot be forgotten in one direction.
         files=[FileV1(**asdict(f)) for f in result.files],
+        rule_files=[RuleFileV1(**asdict(r)) for r in result.rule_files],
         usage=UsageV1(
             prompt_tokens=usage.prompt_tokens,
             completion_tokens=usage.completion_tokens,
@@ -169,6 +188,9 @@ def parse_json(text: str | bytes) -> ReviewResult:
         base=report.base,
         head=report.head,
         files=tuple(FileCoverage(**f.model_dump()) for f in report.files),
+        rule_files=tuple(
+            RuleFileUse(r.path, tuple(r.applied_to), r.cut) for r in report.rule_files
+        ),
         usage=Usage(
             prompt_tokens=report.usage.prompt_tokens,
             completion_tokens=report.usage.completion_tokens,

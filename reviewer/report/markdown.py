@@ -49,6 +49,8 @@ MAX_SUMMARY_CHARS = 60_000
 MAX_SUGGESTION_CHARS = 20_000
 # Files not reviewed listed by name once the report has to shrink.
 MAX_LISTED_SKIPPED = 200
+# Rule files listed by name.
+MAX_LISTED_RULE_FILES = 50
 # One-line values (a title, a reason) are short by nature; a huge one is cut, not obeyed.
 MAX_LINE_CHARS = 1_000
 
@@ -189,6 +191,16 @@ def _page(result: ReviewResult, title: str, redact: Callable[[str], str]) -> _Pa
         "skipped": [
             (short(r), len(paths), [inline_code(p) for p in paths]) for r, paths in skipped
         ],
+        "rule_files": [
+            f"{inline_code(r.path)}: {plural(len(r.applied_to), 'changed file')}"
+            + (f"; {short(r.cut)}" if r.cut else "")
+            for r in result.rule_files[:MAX_LISTED_RULE_FILES]
+        ]
+        + (
+            [f"… and {len(result.rule_files) - MAX_LISTED_RULE_FILES} more"]
+            if len(result.rule_files) > MAX_LISTED_RULE_FILES
+            else []
+        ),
         "footer": f"{usage_text(result)} · reviewer {__version__}",
     }
     # Counts are of the whole review: a list may be cut to fit, its count never is.

@@ -22,6 +22,7 @@ from reviewer.report.common import (
     line_range,
     location,
     one_line,
+    rule_files_lines,
     short_rev,
     skipped_by_reason,
     usage_text,
@@ -93,6 +94,10 @@ def render_terminal(
                 f"{one_line(reason)} ({plural(len(paths), 'file')}):", width, INDENT, INDENT * 3
             )
             out += [INDENT * 2 + one_line(path) for path in paths]  # whole, to be copied
+    if result.rule_files:
+        out += _section(f"Rule files used ({len(result.rule_files)})", style, width)
+        for line in rule_files_lines(result):
+            out += _wrap(one_line(line), width, INDENT, INDENT * 3)
     out += [""] + [style(line, _DIM) for line in _wrap(usage_text(result), width, "", "")]
     return "\n".join(out) + "\n"
 
@@ -106,6 +111,10 @@ def _prefixed(result: ReviewResult, prefix: str) -> ReviewResult:
         findings=tuple(replace(f, path=moved(f.path)) for f in result.findings),
         suppressed=tuple(replace(f, path=moved(f.path)) for f in result.suppressed),
         files=tuple(replace(f, path=moved(f.path)) for f in result.files),
+        rule_files=tuple(
+            replace(r, path=moved(r.path), applied_to=tuple(map(moved, r.applied_to)))
+            for r in result.rule_files
+        ),
     )
 
 
