@@ -58,6 +58,19 @@ class Settings(BaseModel):
     include: tuple[str, ...] = Field((), description="Globs of files to review (all if empty).")
     exclude: tuple[str, ...] = Field((), description="Globs of files never to review.")
     instructions: str = Field("", description="Extra review instructions for the model.")
+    rule_files: Literal["auto"] | tuple[str, ...] = Field(
+        "auto",
+        description='Rule files whose instructions apply, read at the base revision: "auto" '
+        "(AGENTS.md, CLAUDE.md, REVIEW.md, Cursor and Copilot rules), [] (none), or a list "
+        "of paths.",
+    )
+    language: str = Field(
+        "English",
+        min_length=1,
+        max_length=40,
+        description="Language the bot writes in (summary, findings, answers); the fixed text "
+        "of reports stays English.",
+    )
     path_instructions: dict[str, str] = Field(
         default_factory=dict, description="Glob -> instructions for matching changed files."
     )
@@ -87,6 +100,28 @@ class Settings(BaseModel):
     @classmethod
     def _one_glob_is_a_list(cls, value: Any) -> Any:
         return (value,) if isinstance(value, str) else value
+
+    @field_validator("rule_files", mode="before")
+    @classmethod
+    def _rule_files(cls, value: Any) -> Any:
+        if value == "none":
+            return ()
+        if isinstance(value, str) and value != "auto":
+            value = (value,)
+        if isinstance(value, list | tuple):
+            paths = tuple(str(item).strip().removeprefix("./") for item in value)
+            if any(not path or path.startswith("/") for path in paths):
+                raise ValueError("each rule file is a path from the repository root")
+            return paths
+        return value
+
+    @field_validator("language")
+    @classmethod
+    def _one_line(cls, value: str) -> str:
+        value = value.strip()
+        if not value or any(not char.isprintable() for char in value):
+            raise ValueError("a language is a name on one line, e.g. English or Deutsch")
+        return value
 
     def fails(self, severity: Severity) -> bool:
         return self.fail_on != "none" and severity.at_least(Severity(self.fail_on))
@@ -118,7 +153,7 @@ def environment_layer(environ: Mapping[str, str]) -> Layer:
 
 
 def _env_value(key: str, value: str) -> Any:
-    if key in ("include", "exclude"):
+    if key in ("include", "exclude") or (key == "rule_files" and value not in ("auto", "none")):
         return tuple(part.strip() for part in value.replace("\n", ",").split(",") if part.strip())
     return value
 
@@ -223,6 +258,8 @@ SETTING_EXAMPLES = {
     "path_instructions": 'path_instructions = { "src/**/*.py" = "Check error handling." }',
     "include": 'include = ["src/**", "lib/**"]',
     "exclude": 'exclude = ["**/*.lock", "vendor/**"]',
+    "rule_files": 'rule_files = "auto" (or [] for none, or ["AGENTS.md", "docs/review.md"])',
+    "language": 'language = "Deutsch"',
 }
 
 

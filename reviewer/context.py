@@ -19,8 +19,15 @@ from jinja2.sandbox import SandboxedEnvironment
 from reviewer.batching import Piece, plan_batches
 from reviewer.config import Settings
 from reviewer.diff import Change, FileChange, Hunk
-from reviewer.findings import FileCoverage
+from reviewer.findings import FileCoverage, RuleFileUse
 from reviewer.gitcmd import run_git
+from reviewer.rule_files import (
+    RuleUsage,
+    load_rule_files,
+    naming_allowance,
+    rules_for_part,
+    total_limit,
+)
 from reviewer.sinks import map_strings
 from reviewer.tokens import CHARS_PER_TOKEN
 from reviewer.wording import plural
@@ -218,6 +225,7 @@ class BatchContext:
 class ReviewPlan:
     batches: tuple[BatchContext, ...]
     coverage: tuple[FileCoverage, ...]
+    rule_files: tuple[RuleFileUse, ...] = ()
 
 
 # What each batch is told of the change's files: its own files in full (a file a line); the
@@ -254,12 +262,18 @@ def build_plan(
     reviewed = [files[c.path] for c in coverage if c.reviewed]
     skipped = [c for c in coverage if not c.reviewed]
     environment = _environment(root, config_revision)
+    # The team's rule files, at the base like the settings; each part gets those for its files.
+    rules = load_rule_files(root, config_revision, settings.rule_files, [f.path for f in reviewed])
+    rules_limit = total_limit(settings.context_window, CHARS_PER_TOKEN, TASK_SHARE)
+    usage = RuleUsage()
     values = {
         "repository": info.repository,
         "revision": revision_label,
+        "language": settings.language,
         "title": info.title,
         "description": info.description,
         "instructions": settings.instructions.strip(),
+        "rule_files": [],
         "files": [],
         "other_files": [],
         "more_files": 0,
@@ -274,6 +288,7 @@ def build_plan(
                 **values,
                 "diff": "",
                 "path_instructions": _path_instructions(settings, [f.path for f in reviewed]),
+                "rule_files": rules_for_part(rules, [f.path for f in reviewed], rules_limit),
             }
         )
     ) + len(system)
@@ -281,7 +296,8 @@ def build_plan(
         _MIN_DIFF_CHARS,
         int(settings.context_window * TASK_SHARE * CHARS_PER_TOKEN)
         - fixed
-        - _listing_allowance(reviewed, skipped),
+        - _listing_allowance(reviewed, skipped)
+        - naming_allowance(rules, [f.path for f in reviewed]),
     )
     batches = plan_batches(
         reviewed, budget, lambda piece: min(rendered_size(piece), budget) + _listed_size(piece)
@@ -308,6 +324,13 @@ def build_plan(
             "other_files": directories.others(set(batch.paths)),
             "more_files": more,
             "path_instructions": _path_instructions(settings, batch.paths),
+            "rule_files": rules_for_part(
+                rules,
+                batch.paths,
+                rules_limit,
+                part=f"part {number} of {len(batches)}" if len(batches) > 1 else "",
+                usage=usage,
+            ),
         }
         contexts.append(
             BatchContext(
@@ -319,7 +342,7 @@ def build_plan(
                 paths=tuple(batch.paths),
             )
         )
-    return ReviewPlan(tuple(contexts), tuple(coverage))
+    return ReviewPlan(tuple(contexts), tuple(coverage), usage.result(rules))
 
 
 def _task_renderer(

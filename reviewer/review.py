@@ -18,7 +18,7 @@ from reviewer.agent import Agent, AgentEvents, AgentOutcome
 from reviewer.anchor import merge_duplicates, place, split_reported
 from reviewer.budget import ReviewBudget
 from reviewer.config import Settings, load_settings, require_model_settings, settings_notes
-from reviewer.context import BatchContext, ChangeInfo, build_plan, select_files
+from reviewer.context import BatchContext, ChangeInfo, ReviewPlan, build_plan, select_files
 from reviewer.diff import Change, load_change
 from reviewer.errors import ReviewerError, ToolError
 from reviewer.findings import FileCoverage, Finding, ReviewResult, Usage
@@ -143,6 +143,8 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
         redact=redactor,
     )
     coverage = _whole_coverage(change, plan.coverage, settings)
+    if events is not None and plan.rule_files:
+        events.note(_rule_files_note(plan))
     # Files read to check findings are read once, for validation and for anchoring.
     counter = LineCounter(workspace, change)
 
@@ -175,6 +177,7 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
                 tool_calls=sum(o.tool_calls for o in outcomes),
                 turns=sum(o.turns for o in outcomes),
                 incomplete_reason=_reasons(runs),
+                rule_files=plan.rule_files,
             ),
             settings,
             _transcript(
@@ -243,6 +246,21 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
         with ThreadPoolExecutor(max_workers=min(settings.concurrency, len(plan.batches))) as pool:
             outcomes = list(pool.map(review_batch, plan.batches))
     return result(list(zip(plan.batches, outcomes, strict=True)))
+
+
+def _rule_files_note(plan: ReviewPlan) -> str:
+    """One line naming the rule files the model is given, read at the base revision."""
+    shown = [
+        f"{quote_path(rule.path)} ({len(rule.applied_to)} "
+        f"{'file' if len(rule.applied_to) == 1 else 'files'}{', cut' if rule.cut else ''})"
+        for rule in plan.rule_files[:20]
+    ]
+    more = len(plan.rule_files) - len(shown)
+    return (
+        "rule files (from the base revision): "
+        + ", ".join(shown)
+        + (f" and {more} more" if more > 0 else "")
+    )
 
 
 def _summary(runs: list[tuple[BatchContext, AgentOutcome]]) -> str:
