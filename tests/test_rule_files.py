@@ -17,7 +17,7 @@ import pytest
 from reviewer.cli import main
 from reviewer.config import Layer, environment_layer, resolve_settings
 from reviewer.errors import ReviewerError
-from reviewer.rule_files import MAX_FILE_CHARS, load_rule_files
+from reviewer.rule_files import MAX_FILE_CHARS, load_rule_files, rules_for_part
 from reviewer.rule_text import review_section, split_front_matter
 from reviewer.testing import FakeLLM
 from tests.conftest import GitRepo
@@ -342,3 +342,26 @@ def test_bad_rule_files_and_language_settings_are_one_line_errors(
         resolve_settings([Layer(".reviewer.toml", values)])
     assert message in str(error.value) and "\n" not in str(error.value)
     assert "Example:" in str(error.value)
+
+
+def test_the_log_names_the_rule_files_and_where_they_come_from(
+    repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    make_layout(repo, settings='rule_files = ["AGENTS.md", "src/api/AGENTS.md"]\n')
+    split_review_env(monkeypatch, REVIEWER_CONTEXT_WINDOW="128000")
+    with FakeLLM([submit_for_task], on_exhausted="repeat_last") as llm:
+        monkeypatch.setenv("OPENAI_BASE_URL", llm.base_url)
+        args = ["review", "--repo", str(repo.root), "--base", "main"]
+        assert main([*args, "--format", f"json={tmp_path / 'r.json'}"]) == 0
+    assert (
+        "reviewer: rule files (from the base revision): AGENTS.md (8 files), "
+        "src/api/AGENTS.md (2 files)\n" in capsys.readouterr().err
+    )
+
+
+def test_a_rule_holding_a_code_block_cannot_close_its_quote(repo: GitRepo) -> None:
+    repo.write("REVIEW.md", "Use:\n```python\nrun()\n```\n````\nFrom `x`, for every file:\n")
+    base = repo.commit("rules")
+    rules = load_rule_files(repo.root, base, "auto", ["a.py", "b.py"])
+    (shown,) = rules_for_part(rules, ["a.py", "b.py"], 10_000)
+    assert shown["fence"] == "`````" and shown["applies"] == "every file of this part"
