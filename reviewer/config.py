@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, f
 from reviewer.errors import ReviewerError
 from reviewer.findings import Severity
 from reviewer.gitcmd import run_git
+from reviewer.pricing import Price
 
 CONFIG_FILE = ".reviewer.toml"
 PYPROJECT = "pyproject.toml"
@@ -92,8 +93,20 @@ class Settings(BaseModel):
         description="Prompt+completion tokens in the whole review, all parts together.",
     )
     max_seconds: float = Field(900.0, gt=0, description="Wall time of the whole review, seconds.")
+    max_cost: float | None = Field(
+        None,
+        gt=0,
+        description="USD the whole review may cost, all parts together; needs the model's price.",
+    )
     concurrency: int = Field(
         4, ge=1, le=32, description="Batches of a large change reviewed at the same time."
+    )
+
+    # What the model costs, when the shipped table does not know it (or is out of date).
+    prices: dict[str, Price] = Field(
+        default_factory=dict,
+        description="Model -> USD per million tokens (input, cached_input, output); "
+        "overrides the shipped prices.",
     )
 
     @field_validator("include", "exclude", mode="before")
@@ -260,6 +273,8 @@ SETTING_EXAMPLES = {
     "exclude": 'exclude = ["**/*.lock", "vendor/**"]',
     "rule_files": 'rule_files = "auto" (or [] for none, or ["AGENTS.md", "docs/review.md"])',
     "language": 'language = "Deutsch"',
+    "prices": '[prices."my-model"] with input = 2.5, cached_input = 1.25, output = 10.0',
+    "max_cost": "max_cost = 2.5",
 }
 
 

@@ -103,6 +103,9 @@ class Usage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     requests: int = 0
+    # The part of `prompt_tokens` the server read from its prompt cache (billed at the
+    # cached-input price), when it reports it (`prompt_tokens_details.cached_tokens`).
+    cached_prompt_tokens: int = 0
 
     @property
     def total_tokens(self) -> int:
@@ -113,7 +116,32 @@ class Usage:
             self.prompt_tokens + other.prompt_tokens,
             self.completion_tokens + other.completion_tokens,
             self.requests + other.requests,
+            self.cached_prompt_tokens + other.cached_prompt_tokens,
         )
+
+
+@dataclass(frozen=True)
+class ModelPrice:
+    """The price a review uses, and where it comes from (for reports to say)."""
+
+    model: str
+    input: float
+    cached_input: float
+    output: float
+    source: str
+
+    def cost(self, usage: Usage) -> float:
+        """USD for `usage`: cached prompt tokens at the cached price, the rest at `input`."""
+        cached = min(usage.cached_prompt_tokens, usage.prompt_tokens)
+        return (
+            (usage.prompt_tokens - cached) * self.input
+            + cached * self.cached_input
+            + usage.completion_tokens * self.output
+        ) / 1_000_000
+
+    def most(self, prompt_tokens: int, reply_tokens: int) -> float:
+        """The most a request can cost: no cache hit, and the whole reply room used."""
+        return (prompt_tokens * self.input + reply_tokens * self.output) / 1_000_000
 
 
 @dataclass(frozen=True)
@@ -160,6 +188,13 @@ class ReviewResult:
     incremental: bool = False
     # The rule files whose instructions reached the model (rule_files.py).
     rule_files: tuple[RuleFileUse, ...] = ()
+    # The model's price, when one is known (settings or the shipped table): the cost.
+    price: ModelPrice | None = None
+
+    @property
+    def cost_usd(self) -> float | None:
+        """What the review cost (USD), from the server's counts; None without a price."""
+        return None if self.price is None else self.price.cost(self.usage)
 
     @property
     def complete(self) -> bool:

@@ -34,6 +34,8 @@ EXAMPLES: dict[str, Any] = {
     "exclude": ["docs/**", "**/*.lock"],
     "instructions": "Money is always in integer cents.",
     "path_instructions": {"migrations/**": "Every migration must be reversible."},
+    "max_cost": 2.5,
+    "prices": {"my-azure-deployment": {"input": 2.5, "cached_input": 1.25, "output": 10.0}},
 }
 
 
@@ -72,8 +74,15 @@ def settings_template() -> str:
         lines.append("")
     for name, description, table in tables:
         lines.append(f"# {description}")
-        lines.append(f"# [{name}]")
-        lines.extend(f"# {toml_value(key)} = {toml_value(value)}" for key, value in table.items())
+        nested = {k: v for k, v in table.items() if isinstance(v, dict)}
+        flat = {k: v for k, v in table.items() if k not in nested}
+        if flat or not nested:
+            lines.append(f"# [{name}]")
+            lines.extend(f"# {toml_value(k)} = {toml_value(v)}" for k, v in flat.items())
+        # A table of tables (prices): one `[name."key"]` header each.
+        for key, inner in nested.items():
+            lines.append(f"# [{name}.{toml_value(key)}]")
+            lines.extend(f"# {k} = {toml_value(v)}" for k, v in inner.items())
         lines.append("")
     return "\n".join(lines).rstrip("\n") + "\n"
 

@@ -21,7 +21,7 @@ def _uncommented(text: str) -> str:
     live = []
     for line in text.splitlines():
         body = line.removeprefix("# ")
-        if re.match(r'^(\[[a-z_]+\]|[a-z_]+ = |"[^"]*" = )', body):
+        if re.match(r'^(\[[a-z_]+(\."[^"]*")?\]|[a-z_]+ = |"[^"]*" = )', body):
             live.append(body)
     return "\n".join(live) + "\n"
 

@@ -25,6 +25,7 @@ from reviewer.errors import ReviewerError
 from reviewer.findings import (
     FileCoverage,
     Finding,
+    ModelPrice,
     ReviewResult,
     RuleFileUse,
     Severity,
@@ -173,7 +174,10 @@ COMPLETE = ReviewResult(
         FileCoverage("package-lock.json", "modified", False, "generated file"),
         FileCoverage("assets/logo.png", "added", False, "binary file"),
     ),
-    usage=Usage(prompt_tokens=12_345, completion_tokens=2_345, requests=7),
+    usage=Usage(
+        prompt_tokens=12_345, completion_tokens=2_345, requests=7, cached_prompt_tokens=10_000
+    ),
+    price=ModelPrice("gpt-test", 2.0, 0.5, 8.0, "the settings"),
     duration_seconds=83.4567,
     tool_calls=12,
     turns=8,
@@ -333,7 +337,10 @@ def test_terminal_finding_details() -> None:
     assert "Suggested replacement for line(s) 5:\n    (delete these lines)" in text
     assert "<U+202E>RTL override" in text and "\u202e" not in text
     assert "package-lock.json: generated file" in text
-    assert "14,690 tokens (12,345 prompt + 2,345 completion) in 7 requests" in text
+    assert (
+        "14,690 tokens (12,345 prompt, 10,000 of them cached + 2,345 completion) in 7 requests"
+        " · cost $0.0284 (at $2.00 input, $0.50 cached, $8.00 output per million tokens)"
+    ) in " ".join(text.split())
     assert "12 tool calls · 8 turns · 1m 23s" in text
     assert "# Verdict" not in text and "  Verdict" in text, "Markdown shown as text"
 
@@ -631,14 +638,16 @@ def test_markdown_template_ships_inside_the_package() -> None:
 TOP_KEYS = {
     "format", "version", "reviewer_version", "status", "incomplete_reason", "summary",
     "findings", "suppressed", "counts", "highest_severity", "model", "base", "head", "files",
-    "usage", "duration_seconds", "tool_calls", "turns", "rule_files",
+    "usage", "duration_seconds", "tool_calls", "turns", "rule_files", "cost",
 }  # fmt: skip
 FINDING_KEYS = {
     "path", "line", "end_line", "side", "severity", "category", "title", "body", "suggestion",
     "fingerprint", "inline", "placement_note", "code", "earlier",
 }  # fmt: skip
 FILE_KEYS = {"path", "status", "reviewed", "reason", "earlier"}
-USAGE_KEYS = {"prompt_tokens", "completion_tokens", "total_tokens", "requests"}
+USAGE_KEYS = {
+    "prompt_tokens", "completion_tokens", "total_tokens", "requests", "cached_prompt_tokens"
+}  # fmt: skip
 COUNT_KEYS = {"critical", "high", "medium", "low", "info"}
 RULE_FILE_KEYS = {"path", "applied_to", "cut"}
 
@@ -659,8 +668,15 @@ def test_json_values() -> None:
     assert doc["highest_severity"] == "critical" and doc["reviewer_version"] == __version__
     assert doc["counts"] == {"critical": 1, "high": 2, "medium": 1, "low": 2, "info": 1}
     assert doc["usage"] == {
-        "prompt_tokens": 12_345, "completion_tokens": 2_345, "total_tokens": 14_690, "requests": 7
+        "prompt_tokens": 12_345, "completion_tokens": 2_345, "total_tokens": 14_690, "requests": 7,
+        "cached_prompt_tokens": 10_000,
     }  # fmt: skip
+    # 2,345 uncached prompt tokens at $2, 10,000 cached at $0.50, 2,345 completion at $8.
+    assert doc["cost"]["usd"] == round((2_345 * 2.0 + 10_000 * 0.5 + 2_345 * 8.0) / 1e6, 6)
+    assert doc["cost"]["price"]["source"] == "the settings" and doc["cost"]["note"] == ""
+    no_price = json.loads(render_json(CLEAN))["cost"]
+    assert no_price["usd"] is None and no_price["price"] is None
+    assert no_price["note"] == "tokens only: no price is known for 'm' (set [prices.\"m\"])"
     assert doc["duration_seconds"] == 83.457
     assert [f["fingerprint"] for f in doc["findings"]][:1] == ["aaaa000011112222"]
     left = next(f for f in doc["findings"] if f["side"] == "LEFT")
@@ -964,3 +980,10 @@ def test_counts_stay_even_when_the_last_resort_cut_is_needed() -> None:
     text = render_markdown(result, max_bytes=30_000)
     assert len(text.encode("utf-8")) <= 30_000
     assert "2,950" in text and "1,000 not reviewed" in text
+
+
+def test_sarif_run_carries_tokens_and_cost() -> None:
+    props = sarif_run(COMPLETE)["properties"]["reviewer"]
+    assert (props["tokens"], props["cachedPromptTokens"]) == (14_690, 10_000)
+    assert props["costUsd"] == round(COMPLETE.cost_usd or 0, 6) and props["costUsd"] > 0
+    assert sarif_run(CLEAN)["properties"]["reviewer"]["costUsd"] is None

@@ -478,6 +478,7 @@ def test_the_token_budget(
         "prompt_tokens": 4000,
         "requests": 1,
         "total_tokens": 5500,
+        "cached_prompt_tokens": 0,
     }
 
 

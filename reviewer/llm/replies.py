@@ -113,14 +113,16 @@ def normalize(
         ]
         from_text = bool(calls)
     usage = usage or {}
+    prompt = int(usage.get("prompt_tokens") or 0)
     return Reply(
         content=content,
         tool_calls=tuple(calls),
         finish_reason=finish_reason or "stop",
         usage=Usage(
-            prompt_tokens=int(usage.get("prompt_tokens") or 0),
+            prompt_tokens=prompt,
             completion_tokens=int(usage.get("completion_tokens") or 0),
             requests=1,
+            cached_prompt_tokens=min(_cached_tokens(usage), prompt),
         ),
         calls_from_text=from_text,
         retries=retries,
@@ -249,3 +251,11 @@ def _pythonic_calls(text: str) -> Found:
             continue
         calls.append((node.func.id, arguments))
     return calls
+
+
+def _cached_tokens(usage: dict[str, Any]) -> int:
+    """Prompt tokens served from the server's cache (OpenAI: `prompt_tokens_details.
+    cached_tokens`); 0 when the server does not say (Ollama sends no details)."""
+    details = usage.get("prompt_tokens_details")
+    cached = details.get("cached_tokens") if isinstance(details, dict) else None
+    return cached if isinstance(cached, int) and cached > 0 else 0

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from reviewer.findings import Finding, ReviewResult, Severity, fingerprint, sort_findings
+from reviewer.pricing import no_price_text, rates_text, usd
 from reviewer.sinks import clean_text, one_line
 from reviewer.wording import plural
 
@@ -79,12 +80,31 @@ def duration_text(seconds: float) -> str:
     return f"{hours}h {minutes:02d}m"
 
 
-def usage_text(result: ReviewResult) -> str:
-    """One line: tokens, requests, tool calls, turns, time."""
+def cost_text(result: ReviewResult) -> str:
+    """`cost $0.0123 (at $2.50 input, ...)`, or why there is no cost and how to give one."""
+    cost = result.cost_usd
+    if result.price is None or cost is None:
+        return no_price_text(result.model)
+    return f"cost {usd(cost)} (at {rates_text(result.price)})"
+
+
+def tokens_and_cost_text(result: ReviewResult) -> str:
+    """Tokens (cached ones named), requests and cost: what every report shows of the
+    review's cost, the pull request's summary comment included."""
     usage = result.usage
+    cached = usage.cached_prompt_tokens
+    of_them = f", {cached:,} of them cached" if cached else ""
+    return (
+        f"{usage.total_tokens:,} tokens ({usage.prompt_tokens:,} prompt{of_them} + "
+        f"{usage.completion_tokens:,} completion) in {plural(usage.requests, 'request')} · "
+        f"{cost_text(result)}"
+    )
+
+
+def usage_text(result: ReviewResult) -> str:
+    """One line: tokens and cost, tool calls, turns, time."""
     parts = [
-        f"{usage.total_tokens:,} tokens ({usage.prompt_tokens:,} prompt + "
-        f"{usage.completion_tokens:,} completion) in {plural(usage.requests, 'request')}",
+        tokens_and_cost_text(result),
         plural(result.tool_calls, "tool call"),
         plural(result.turns, "turn"),
         duration_text(result.duration_seconds),

@@ -19,12 +19,14 @@ from reviewer import __version__
 from reviewer.findings import (
     FileCoverage,
     Finding,
+    ModelPrice,
     ReviewResult,
     RuleFileUse,
     Severity,
     Usage,
     sort_findings,
 )
+from reviewer.pricing import no_price_text
 from reviewer.sinks import data_name, printable
 
 FORMAT = "reviewer-report"
@@ -95,6 +97,26 @@ class UsageV1(_Strict):
     completion_tokens: int = Field(ge=0)
     total_tokens: int = Field(ge=0)
     requests: int = Field(ge=0)
+    cached_prompt_tokens: int = Field(
+        0, ge=0, description="The part of prompt_tokens the server read from its cache."
+    )
+
+
+class PriceV1(_Strict):
+    model: str = Field(description="The model name the price is for.")
+    input: float = Field(ge=0, description="USD per million prompt tokens.")
+    cached_input: float = Field(ge=0, description="USD per million cached prompt tokens.")
+    output: float = Field(ge=0, description="USD per million completion tokens.")
+    source: str = Field(description="Where the price comes from (the settings, or a page).")
+
+
+class CostV1(_Strict):
+    usd: float | None = Field(
+        description="What the review cost, from the server's token counts; null when no "
+        "price is known for the model (never another model's price)."
+    )
+    price: PriceV1 | None = Field(description="The price used; null when none is known.")
+    note: str = Field(description="Empty with a price; else why there is no cost.")
 
 
 class ReportV1(_Strict):
@@ -126,6 +148,10 @@ class ReportV1(_Strict):
     duration_seconds: float = Field(ge=0)
     tool_calls: int = Field(ge=0)
     turns: int = Field(ge=0)
+    cost: CostV1 = Field(
+        default_factory=lambda: CostV1(usd=None, price=None, note=""),
+        description="What the review cost in USD, and the price it was computed with.",
+    )
 
 
 def render_json(result: ReviewResult, *, indent: int | None = 2) -> str:
@@ -165,7 +191,9 @@ def to_report(result: ReviewResult) -> ReportV1:
             completion_tokens=usage.completion_tokens,
             total_tokens=usage.total_tokens,
             requests=usage.requests,
+            cached_prompt_tokens=usage.cached_prompt_tokens,
         ),
+        cost=_cost(result),
         # Milliseconds are plenty, and keep the document stable across float noise.
         duration_seconds=round(max(0.0, result.duration_seconds), 3),
         tool_calls=result.tool_calls,
@@ -195,7 +223,9 @@ def parse_json(text: str | bytes) -> ReviewResult:
             prompt_tokens=report.usage.prompt_tokens,
             completion_tokens=report.usage.completion_tokens,
             requests=report.usage.requests,
+            cached_prompt_tokens=report.usage.cached_prompt_tokens,
         ),
+        price=ModelPrice(**report.cost.price.model_dump()) if report.cost.price else None,
         duration_seconds=report.duration_seconds,
         tool_calls=report.tool_calls,
         turns=report.turns,
@@ -212,6 +242,24 @@ def report_schema() -> dict[str, Any]:
 def report_schema_text() -> str:
     """The exact text of schema/report-v1.json."""
     return json.dumps(report_schema(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def _cost(result: ReviewResult) -> CostV1:
+    price = result.price
+    if price is None:
+        return CostV1(usd=None, price=None, note=no_price_text(result.model))
+    # Micro-dollars are plenty, and keep the document stable across float noise.
+    return CostV1(
+        usd=round(price.cost(result.usage), 6),
+        price=PriceV1(
+            model=price.model,
+            input=price.input,
+            cached_input=price.cached_input,
+            output=price.output,
+            source=price.source,
+        ),
+        note="",
+    )
 
 
 def _finding(finding: Finding) -> FindingV1:

@@ -105,6 +105,10 @@ def to_sarif(
                 "base": result.base,
                 "head": result.head,
                 "suppressedFindings": len(result.suppressed),
+                "tokens": result.usage.total_tokens,
+                "cachedPromptTokens": result.usage.cached_prompt_tokens,
+                # USD; null when no price is known for the model.
+                "costUsd": None if result.cost_usd is None else round(result.cost_usd, 6),
             }
         },
     }

@@ -41,7 +41,7 @@ def reply(
     *,
     tool_calls: Sequence[Mapping[str, Any]] = (),
     finish_reason: str | None = None,
-    usage: Mapping[str, int] | _Unset | None = UNSET,
+    usage: Mapping[str, Any] | _Unset | None = UNSET,
     omit_tool_call_ids: bool = False,
     stream_tool_calls: str | None = None,
     delay: float | None = None,
@@ -49,7 +49,9 @@ def reply(
     headers: Mapping[str, str] | None = None,
 ) -> JsonObject:
     """An assistant reply. Defaults: content null with tool calls, else ""; finish_reason
-    `tool_calls` or `stop`; usage estimated from the sizes (about 4 characters a token)."""
+    `tool_calls` or `stop`; usage estimated from the sizes (about 4 characters a token).
+    A given usage is sent as it is, nested details included (OpenAI's
+    `prompt_tokens_details.cached_tokens`); `total_tokens` is added when missing."""
     step: JsonObject = {}
     if content is not UNSET:
         step["content"] = content

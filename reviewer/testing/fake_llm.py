@@ -16,7 +16,8 @@ Each chat request consumes the next step. A step is a JSON object:
 - a reply: `content` (string or null), `tool_calls` (list of `{"name", "arguments", "id"?}`;
   dict arguments are JSON-encoded, string arguments are sent as they are; an omitted id
   becomes `call_<n>`, `"id": null` is sent as null), `finish_reason` (default `tool_calls`
-  or `stop`), `usage` (default estimated at ~4 characters a token; null sends null),
+  or `stop`), `usage` (default estimated at ~4 characters a token; null sends null; a given
+  object is sent as it is, e.g. with `prompt_tokens_details: {"cached_tokens": N}`),
   `omit_tool_call_ids`, `stream_tool_calls` (`fragments` like OpenAI, `whole` like Ollama);
 - an error: `{"error": PRESET, ...parameters}` with PRESET one of `rate_limit_exceeded`
   (`retry_after`, `retry_after_ms`, `limit`), `insufficient_quota`, `server_error`
