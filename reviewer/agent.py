@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
-from reviewer.budget import Reservation, ReviewBudget, spent_tool_calls
+from reviewer.budget import Reservation, ReviewBudget, reply_room, spent_tool_calls
 from reviewer.config import Settings
 from reviewer.errors import ToolError
 from reviewer.findings import Usage
@@ -31,9 +31,6 @@ from reviewer.workspace import Workspace
 
 # Room kept free in the context window for the model's reply when max_output_tokens is unset.
 _REPLY_RESERVE_TOKENS = 4096
-# What a request holds of the token budget for its reply while it is out, when
-# max_output_tokens is unset: replies here are tool calls and a review, rarely longer.
-_REPLY_BUDGET_TOKENS = 2048
 _SHORTENED_CHARS = 400
 _SHORTENED_NOTE = "\n[Shortened to keep the conversation within the context window; call the tool again if you need the rest.]"  # noqa: E501
 # When this share of a budget is used, the model is told to finish.
@@ -189,7 +186,7 @@ class _Run(Generic[T]):
                 break
             held = self.budget.reserve(
                 estimate_request_tokens(self.messages, self.tools),
-                self.settings.max_output_tokens or _REPLY_BUDGET_TOKENS,
+                reply_room(self.settings),
             )
             if isinstance(held, str):
                 return held

@@ -1,11 +1,14 @@
-"""The budgets of one review (model requests, tokens, tool calls, wall time), shared by every
+"""The budgets of one review (model requests, tokens, cost, tool calls, wall time), shared by every
 loop of it: a change split into parts spends from one purse, so a budget set to cap cost
 holds for the whole review.
 
 Loops run concurrently, and a request's cost is known only when it returns, so each request
 reserves its estimated size before it is sent (the prompt, estimated, plus room for the
-reply) and settles with the server's count after. A request that does not fit in what is
-left is not sent: the loop ends, incomplete, with the budget's name and setting.
+reply) and settles with the server's count after. `max_cost` is held the same way: a request
+reserves the most it can cost (its prompt at the full input price, the whole reply room at
+the output price) and settles with the cost of what the server counted. A request that does
+not fit in what is left is not sent: the loop ends, incomplete, with the budget's name and
+setting.
 """
 
 from __future__ import annotations
@@ -16,7 +19,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from reviewer.config import Settings
-from reviewer.findings import Usage
+from reviewer.errors import ReviewerError
+from reviewer.findings import ModelPrice, Usage
+from reviewer.pricing import price_for, usd
+
+# What a request holds of the budgets for its reply while it is out, when max_output_tokens
+# is unset: replies here are tool calls and a review, rarely longer.
+DEFAULT_REPLY_TOKENS = 2048
+
+
+def reply_room(settings: Settings) -> int:
+    """The tokens a request holds for its reply."""
+    return settings.max_output_tokens or DEFAULT_REPLY_TOKENS
 
 
 @dataclass(frozen=True)
@@ -24,6 +38,7 @@ class Reservation:
     """What one request holds of the budget until it is settled."""
 
     tokens: int
+    cost: float = 0.0
 
 
 class ReviewBudget:
@@ -36,7 +51,9 @@ class ReviewBudget:
         clock: Callable[[], float] = time.monotonic,
         deadline: float | None = None,
     ) -> None:
+        price = check_cost_budget(settings)
         self.settings = settings
+        self.price = price
         self.clock = clock
         self.started = clock()
         self.deadline = deadline if deadline is not None else self.started + settings.max_seconds
@@ -44,6 +61,8 @@ class ReviewBudget:
         self.requests = 0
         self.tokens = 0
         self.reserved = 0
+        self.cost = 0.0
+        self.reserved_cost = 0.0
         self.tool_calls = 0
 
     # --- requests ------------------------------------------------------------------------
@@ -52,25 +71,35 @@ class ReviewBudget:
         """Hold room for one request, or say (one line) which budget is spent."""
         settings = self.settings
         wanted = prompt_tokens + reply_tokens
+        most = self.price.most(prompt_tokens, reply_tokens) if self.price else 0.0
         with self._lock:
             if self.requests >= settings.max_turns:
                 return spent_turns(settings)
             if self.tokens + self.reserved + wanted > settings.max_tokens:
                 left = max(settings.max_tokens - self.tokens - self.reserved, 0)
                 return spent_tokens(settings, left, wanted)
+            if settings.max_cost is not None and (
+                self.cost + self.reserved_cost + most > settings.max_cost
+            ):
+                left_cost = max(settings.max_cost - self.cost - self.reserved_cost, 0.0)
+                return spent_cost(settings, left_cost, most)
             if self.clock() >= self.deadline:
                 return spent_time(settings)
             self.requests += 1
             self.reserved += wanted
-        return Reservation(wanted)
+            self.reserved_cost += most
+        return Reservation(wanted, most)
 
     def settle(self, reservation: Reservation, usage: Usage | None) -> None:
         """Release a request's hold and count what the server says it used (when it
         answered; a failed request's tokens are not counted by the server either)."""
         with self._lock:
             self.reserved -= reservation.tokens
+            self.reserved_cost -= reservation.cost
             if usage is not None:
                 self.tokens += usage.total_tokens
+                if self.price is not None:
+                    self.cost += self.price.cost(usage)
 
     def time_spent(self) -> str:
         return spent_time(self.settings) if self.clock() >= self.deadline else ""
@@ -99,6 +128,7 @@ class ReviewBudget:
                 (self.requests + 1) / settings.max_turns,
                 self.tool_calls / max(settings.max_tool_calls, 1),
                 (self.tokens + self.reserved) / settings.max_tokens,
+                (self.cost + self.reserved_cost) / (settings.max_cost or float("inf")),
             )
         elapsed = (self.clock() - self.started) / max(self.deadline - self.started, 1e-9)
         return max(*shares, elapsed)
@@ -117,6 +147,32 @@ def spent_tokens(settings: Settings, left: int, wanted: int) -> str:
         f"the review's token budget (max_tokens = {settings.max_tokens:,}) was spent: the next "
         f"request needs about {wanted:,} tokens and {left:,} are left; raise max_tokens "
         "(REVIEWER_MAX_TOKENS) to review more"
+    )
+
+
+def spent_cost(settings: Settings, left: float, wanted: float) -> str:
+    return (
+        f"the review's cost budget (max_cost = {usd(settings.max_cost or 0)}) was spent: the "
+        f"next request may cost up to {usd(wanted)} and {usd(left)} is left; raise max_cost "
+        "(REVIEWER_MAX_COST) to review more"
+    )
+
+
+def check_cost_budget(settings: Settings) -> ModelPrice | None:
+    """The model's price; an error (before any request is sent) when max_cost is set and
+    there is none, since the budget could not be held."""
+    price = price_for(settings.model, settings.prices)
+    if settings.max_cost is not None and price is None:
+        raise ReviewerError(cost_needs_price(settings))
+    return price
+
+
+def cost_needs_price(settings: Settings) -> str:
+    model = settings.model or "MODEL"
+    return (
+        f"max_cost is set but no price is known for the model '{model}', so the cost cannot "
+        f'be counted; set [prices."{model}"] with input, cached_input and output (USD per '
+        "million tokens) in the settings, or unset max_cost"
     )
 
 

@@ -16,12 +16,12 @@ import git
 from reviewer import __version__
 from reviewer.agent import Agent, AgentEvents, AgentOutcome
 from reviewer.anchor import merge_duplicates, place, split_reported
-from reviewer.budget import ReviewBudget
+from reviewer.budget import ReviewBudget, check_cost_budget
 from reviewer.config import Settings, load_settings, require_model_settings, settings_notes
 from reviewer.context import BatchContext, ChangeInfo, ReviewPlan, build_plan, select_files
 from reviewer.diff import Change, load_change
 from reviewer.errors import ReviewerError, ToolError
-from reviewer.findings import FileCoverage, Finding, ReviewResult, Usage
+from reviewer.findings import FileCoverage, Finding, ModelPrice, ReviewResult, Usage
 from reviewer.gitcmd import run_git
 from reviewer.llm import DEFAULT_BASE_URL, ChatModel, Connection, ServerProfile, check_base_url
 from reviewer.redact import Redactor
@@ -101,7 +101,35 @@ def default_base(root: Path) -> str:
     )
 
 
-def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Review:
+@dataclass(frozen=True)
+class Prepared:
+    """Everything a review decides before its first model request: the settings, the change,
+    what the model is shown and in which parts. A dry run stops here; a real run goes on
+    from exactly this, so the parts a dry run prints are the parts a real run uses."""
+
+    started: float
+    root: Path
+    base: str
+    head: str | None
+    settings: Settings
+    change: Change
+    shown: Change
+    workspace: Workspace
+    plan: ReviewPlan
+    coverage: tuple[FileCoverage, ...]
+    redactor: Redactor
+    price: ModelPrice | None
+
+    @property
+    def head_label(self) -> str:
+        return self.head or "working tree"
+
+
+def prepare_review(
+    request: ReviewRequest, events: AgentEvents | None = None, *, dry_run: bool = False
+) -> Prepared:
+    """The review up to its first model request. A dry run needs no API key (it asks no
+    model); every other setting is checked as a real run checks it."""
     started = time.monotonic()
     root = repository_root(request.repo)
     if request.uncommitted and request.head:
@@ -121,18 +149,19 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
     if events is not None and request.announce_settings:
         for note in settings_notes(root, base, request.config_path, request.config_name):
             events.note(note)
-    require_model_settings(settings)
+    if not dry_run:
+        require_model_settings(settings)
     check_base_url(settings.base_url or DEFAULT_BASE_URL)
+    # A cost budget without a price cannot be held: said before anything is sent.
+    price = check_cost_budget(settings)
     redactor = Redactor()
     change = load_change(root, base, head)
-    base_point = change.base
     workspace: Workspace = (
         WorktreeWorkspace(root) if head is None else RevisionWorkspace(root, head)
     )
-    workspace.base = RevisionWorkspace(root, base_point)
-    head_label = head or "working tree"
+    workspace.base = RevisionWorkspace(root, change.base)
     shown = _shown_change(root, change, head, request)
-    info = request.info or _change_info(root, base_point, head, redactor)
+    info = request.info or _change_info(root, change.base, head, redactor)
     plan = build_plan(
         change=shown,
         info=ChangeInfo(redactor(info.title), redactor(info.description), info.repository),
@@ -145,6 +174,18 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
     coverage = _whole_coverage(change, plan.coverage, settings)
     if events is not None and plan.rule_files:
         events.note(_rule_files_note(plan))
+    return Prepared(
+        started, root, base, head, settings, change, shown, workspace, plan, coverage, redactor,
+        price,
+    )  # fmt: skip
+
+
+def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Review:
+    prepared = prepare_review(request, events)
+    started, base, head = prepared.started, prepared.base, prepared.head
+    settings, change, shown = prepared.settings, prepared.change, prepared.shown
+    workspace, plan, coverage = prepared.workspace, prepared.plan, prepared.coverage
+    redactor, base_point, head_label = prepared.redactor, change.base, prepared.head_label
     # Files read to check findings are read once, for validation and for anchoring.
     counter = LineCounter(workspace, change)
 
@@ -178,6 +219,7 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
                 turns=sum(o.turns for o in outcomes),
                 incomplete_reason=_reasons(runs),
                 rule_files=plan.rule_files,
+                price=prepared.price,
             ),
             settings,
             _transcript(
