@@ -90,6 +90,13 @@ def build_parser() -> argparse.ArgumentParser:
     review.add_argument(
         "--config", type=Path, help="settings file to use instead of the repository's"
     )
+    review.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="do everything up to the first model request and print the plan (files, parts, "
+        "settings and where they come from, estimated tokens and cost); asks no model; "
+        "--format json=FILE writes the plan as JSON",
+    )
     review.add_argument("--transcript", type=Path, help="write every message and tool call here")
     review.add_argument("--quiet", action="store_true", help="no progress on stderr")
     review.add_argument(
@@ -187,6 +194,8 @@ def _review_command(args: argparse.Namespace) -> int:
     from reviewer.review import ReviewRequest, run_review
 
     outputs = _report_outputs(args.format or [], args.output or [])
+    if args.dry_run:
+        return _dry_run(args, outputs)
     # Every file is checked before the model is asked: a bad path must not cost tokens.
     for _format, path in outputs:
         check_writable(path, "report")
@@ -235,6 +244,44 @@ def _review_command(args: argparse.Namespace) -> int:
         noun = "finding is" if len(failing) == 1 else "findings are"
         log(f"{len(failing)} {noun} at or above --fail-on {level}: exit 1")
         return int(ExitCode.FINDINGS)
+    return int(ExitCode.OK)
+
+
+def _dry_run(args: argparse.Namespace, outputs: list[tuple[str, str]]) -> int:
+    """The plan of the review, in the terminal and (with --format json=FILE) as JSON."""
+    from reviewer.dryrun import plan_review
+    from reviewer.progress import Progress
+    from reviewer.report import write_text
+    from reviewer.report.plan import render_plan_json, render_plan_text
+    from reviewer.review import ReviewRequest
+
+    renderers = {"terminal": render_plan_text, "json": render_plan_json}
+    for report_format, path in outputs:
+        if report_format not in renderers:
+            raise ReviewerError(
+                f"--dry-run writes its plan as terminal or json, not {report_format}"
+            )
+        _check_writable(path)
+    progress = Progress(enabled=not args.quiet)
+    try:
+        plan = plan_review(
+            ReviewRequest(
+                repo=args.repo,
+                base=args.base,
+                head=args.head,
+                uncommitted=args.uncommitted,
+                flags={"model": args.model, "fail_on": args.fail_on},
+                config_path=args.config,
+                keep_transcript=False,
+            ),
+            events=progress,
+        )
+    finally:
+        progress.done()
+    if not any(path == "-" for _format, path in outputs):
+        outputs = [*outputs, ("terminal", "-")]
+    for report_format, path in outputs:
+        write_text(renderers[report_format](plan), path)
     return int(ExitCode.OK)
 
 

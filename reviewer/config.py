@@ -294,6 +294,27 @@ def _invalid(exc: ValidationError, origin: Mapping[str, str]) -> str:
     )
 
 
+def settings_layers(
+    *,
+    flags: Mapping[str, Any],
+    root: Path,
+    config_revision: str | None,
+    config_path: Path | None = None,
+    config_name: str | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> list[Layer | None]:
+    """The sources of a review's settings, highest priority first."""
+    if config_path:
+        file_layer = explicit_file_layer(config_path)
+    elif config_name and config_revision:
+        file_layer = file_at_revision_layer(root, config_name, config_revision)
+    else:
+        file_layer = config_file_layer(root, config_revision)
+    cli = Layer("the command line", {k: v for k, v in flags.items() if v is not None})
+    env = environment_layer(os.environ if environ is None else environ)
+    return [cli, env, file_layer]
+
+
 def load_settings(
     *,
     flags: Mapping[str, Any],
@@ -303,15 +324,26 @@ def load_settings(
     config_name: str | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> Settings:
-    if config_path:
-        file_layer = explicit_file_layer(config_path)
-    elif config_name and config_revision:
-        file_layer = file_at_revision_layer(root, config_name, config_revision)
-    else:
-        file_layer = config_file_layer(root, config_revision)
-    cli = Layer("the command line", {k: v for k, v in flags.items() if v is not None})
-    env = environment_layer(os.environ if environ is None else environ)
-    return resolve_settings([cli, env, file_layer])
+    return resolve_settings(
+        settings_layers(
+            flags=flags,
+            root=root,
+            config_revision=config_revision,
+            config_path=config_path,
+            config_name=config_name,
+            environ=environ,
+        )
+    )
+
+
+def setting_sources(layers: list[Layer | None]) -> dict[str, str]:
+    """Where each setting's value comes from: the layer that set it, else `default`."""
+    sources = dict.fromkeys(Settings.model_fields, "default")
+    for layer in reversed([layer for layer in layers if layer is not None]):
+        for key in layer.values:
+            if key in sources:
+                sources[key] = layer.source
+    return sources
 
 
 def settings_notes(

@@ -17,7 +17,14 @@ from reviewer import __version__
 from reviewer.agent import Agent, AgentEvents, AgentOutcome
 from reviewer.anchor import merge_duplicates, place, split_reported
 from reviewer.budget import ReviewBudget, check_cost_budget
-from reviewer.config import Settings, load_settings, require_model_settings, settings_notes
+from reviewer.config import (
+    Settings,
+    require_model_settings,
+    resolve_settings,
+    setting_sources,
+    settings_layers,
+    settings_notes,
+)
 from reviewer.context import BatchContext, ChangeInfo, ReviewPlan, build_plan, select_files
 from reviewer.diff import Change, load_change
 from reviewer.errors import ReviewerError, ToolError
@@ -119,6 +126,8 @@ class Prepared:
     coverage: tuple[FileCoverage, ...]
     redactor: Redactor
     price: ModelPrice | None
+    # Where each setting's value comes from ("default", "the command line", a file).
+    sources: dict[str, str]
 
     @property
     def head_label(self) -> str:
@@ -139,13 +148,14 @@ def prepare_review(
         root, request.base or ("HEAD" if request.uncommitted else default_base(root))
     )
     # The rules come from the base side: the change cannot rewrite what it is judged by.
-    settings = load_settings(
+    layers = settings_layers(
         flags=request.flags,
         root=root,
         config_revision=base,
         config_path=request.config_path,
         config_name=request.config_name,
     )
+    settings = resolve_settings(layers)
     if events is not None and request.announce_settings:
         for note in settings_notes(root, base, request.config_path, request.config_name):
             events.note(note)
@@ -176,7 +186,7 @@ def prepare_review(
         events.note(_rule_files_note(plan))
     return Prepared(
         started, root, base, head, settings, change, shown, workspace, plan, coverage, redactor,
-        price,
+        price, setting_sources(layers),
     )  # fmt: skip
 
 

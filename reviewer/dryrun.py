@@ -1,0 +1,122 @@
+"""`reviewer review --dry-run`: the review up to its first model request, and its plan.
+
+The plan comes from `prepare_review`, the very step a real run starts with, so the parts it
+lists are the parts a real run then sends. Nothing here opens a connection: the plan says
+what would be sent and what it may cost, as a range.
+
+The estimate: at the low end every part answers at once (one request each: its first
+message, the tool schemas, a short reply); at the high end the review spends its budgets
+in full (max_turns requests of at most a context window each, within max_tokens and
+max_cost). A real review lands in between; the budgets make the high end a promise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from reviewer.agent import AgentEvents
+from reviewer.budget import reply_room
+from reviewer.config import Settings
+from reviewer.findings import FileCoverage, ModelPrice
+from reviewer.pricing import no_price_text
+from reviewer.review import Prepared, ReviewRequest, prepare_review
+from reviewer.submission import submit_review_schema
+from reviewer.tokens import estimate_request_tokens
+from reviewer.tools import tool_schemas
+
+# The shortest reply that ends a part: a submit_review call with a summary, few findings.
+MIN_REPLY_TOKENS = 200
+
+
+@dataclass(frozen=True)
+class PlannedPart:
+    number: int
+    label: str
+    paths: tuple[str, ...]
+    # The estimated prompt of the part's first request (system, task, tool schemas).
+    first_request_tokens: int
+
+
+@dataclass(frozen=True)
+class Span:
+    low: float
+    high: float
+
+
+@dataclass(frozen=True)
+class Estimate:
+    requests: Span
+    tokens: Span
+    # USD; None without a price for the model (the note says so).
+    cost: Span | None
+    note: str
+
+
+@dataclass(frozen=True)
+class DryRun:
+    base: str
+    head: str
+    model: str
+    parts: tuple[PlannedPart, ...]
+    files: tuple[FileCoverage, ...]
+    settings: dict[str, tuple[Any, str]]
+    estimate: Estimate
+    # The repository's rule files and the changed files each applies to; empty until rule
+    # files are read (they are listed here, from the same place a real run reads them).
+    rule_files: tuple[dict[str, Any], ...] = field(default_factory=tuple)
+
+
+def plan_review(request: ReviewRequest, events: AgentEvents | None = None) -> DryRun:
+    """The plan of a review, without asking any model."""
+    return plan_of(prepare_review(request, events, dry_run=True))
+
+
+def plan_of(prepared: Prepared) -> DryRun:
+    settings = prepared.settings
+    tools = [*tool_schemas(), submit_review_schema()]
+    parts = []
+    for number, batch in enumerate(prepared.plan.batches, 1):
+        messages = [
+            {"role": "system", "content": prepared.redactor(batch.system)},
+            {"role": "user", "content": batch.task},
+        ]
+        tokens = estimate_request_tokens(messages, tools)
+        parts.append(PlannedPart(number, batch.label, batch.paths, tokens))
+    return DryRun(
+        base=prepared.change.base,
+        head=prepared.head_label,
+        model=settings.model or "",
+        parts=tuple(parts),
+        files=prepared.coverage,
+        settings=_settings(settings, prepared.sources),
+        estimate=estimate(parts, settings, prepared.price),
+    )
+
+
+def estimate(parts: list[PlannedPart], settings: Settings, price: ModelPrice | None) -> Estimate:
+    if not parts:
+        zero = Span(0, 0)
+        return Estimate(zero, zero, zero if price else None, "nothing to send to the model")
+    room = reply_room(settings)
+    low_prompt = sum(part.first_request_tokens for part in parts)
+    low_reply = MIN_REPLY_TOKENS * len(parts)
+    high_requests = max(settings.max_turns, len(parts))
+    high_tokens = min(settings.max_tokens, settings.max_turns * settings.context_window)
+    high_reply = min(settings.max_turns * room, high_tokens)
+    tokens = Span(low_prompt + low_reply, max(high_tokens, low_prompt + low_reply))
+    requests = Span(len(parts), high_requests)
+    if price is None:
+        return Estimate(requests, tokens, None, no_price_text(settings.model))
+    low_cost = price.most(low_prompt, low_reply)
+    high_cost = price.most(int(tokens.high) - high_reply, high_reply)
+    if settings.max_cost is not None:
+        high_cost = min(high_cost, settings.max_cost)
+    return Estimate(requests, tokens, Span(low_cost, max(high_cost, low_cost)), "")
+
+
+def _settings(settings: Settings, sources: dict[str, str]) -> dict[str, tuple[Any, str]]:
+    """Each setting's value and where it comes from; the API key only as set or not."""
+    values = settings.model_dump(mode="json")
+    values["api_key"] = "(set)" if settings.api_key is not None else None
+    return {name: (values[name], sources.get(name, "default")) for name in values}

@@ -1,0 +1,102 @@
+"""A dry run's plan, as text for a person and as JSON for a program.
+
+Names and values come from the repository and its settings: untrusted, so the text is
+cleaned for the terminal (`clean_text`) and both forms are redacted like any report.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from typing import Any
+
+from reviewer import __version__
+from reviewer.dryrun import DryRun, Span
+from reviewer.redact import Redactor, redact_values
+from reviewer.report.common import plural, short_rev
+from reviewer.sinks import clean_text, data_name, printable
+
+FORMAT = "reviewer-plan"
+VERSION = 1
+
+
+def render_plan_text(plan: DryRun) -> str:
+    plan = redact_values(plan, Redactor())
+    reviewed = [f for f in plan.files if f.reviewed]
+    skipped = [f for f in plan.files if not f.reviewed]
+    model = plan.model or "(no model set)"
+    out = [
+        f"reviewer dry run: {short_rev(plan.base)}..{short_rev(plan.head)} with {model}"
+        " (no model was asked)",
+        "",
+        f"Files: {len(reviewed)} to review, {len(skipped)} skipped",
+    ]
+    out += [f"  skipped {f.path}: {f.reason or 'not reviewed'}" for f in skipped]
+    out += ["", f"Parts: {len(plan.parts)}"]
+    for part in plan.parts:
+        out.append(
+            f"  part {part.number} of {len(plan.parts)} ({part.label}): "
+            f"{plural(len(part.paths), 'file')}, about {part.first_request_tokens:,} tokens "
+            "in its first request"
+        )
+        out += [f"    {path}" for path in part.paths]
+    out += ["", f"Rule files: {len(plan.rule_files) or 'none'}"]
+    out += [
+        f"  {rule.get('path', '')}: {', '.join(rule.get('applies_to', []))}"
+        for rule in plan.rule_files
+    ]
+    out += ["", "Settings:"]
+    for name, (value, source) in plan.settings.items():
+        out.append(f"  {name} = {json.dumps(value, ensure_ascii=False)}  ({source})")
+    out += ["", f"Estimate: {estimate_text(plan)}"]
+    return "\n".join(clean_text(line) for line in out) + "\n"
+
+
+def estimate_text(plan: DryRun) -> str:
+    estimate = plan.estimate
+    requests = _range(estimate.requests, lambda v: f"{v:,.0f}")
+    tokens = _range(estimate.tokens, lambda v: f"{v:,.0f}")
+    text = f"{requests} requests, {tokens} tokens"
+    if estimate.cost is None:
+        return f"{text}; {estimate.note}"
+    return f"{text}, {_range(estimate.cost, lambda v: f'${v:,.4f}')} (USD)"
+
+
+def _range(span: Span, form: Any) -> str:
+    return form(span.low) if span.low == span.high else f"{form(span.low)} to {form(span.high)}"
+
+
+def render_plan_json(plan: DryRun) -> str:
+    plan = printable(redact_values(plan, Redactor()), data_name)
+    estimate = plan.estimate
+    document = {
+        "dry_run": True,
+        "format": FORMAT,
+        "version": VERSION,
+        "reviewer_version": __version__,
+        "base": plan.base,
+        "head": plan.head,
+        "model": plan.model,
+        "parts": [
+            {
+                "number": part.number,
+                "label": part.label,
+                "files": list(part.paths),
+                "first_request_tokens": part.first_request_tokens,
+            }
+            for part in plan.parts
+        ],
+        "files": [asdict(f) for f in plan.files],
+        "rule_files": list(plan.rule_files),
+        "settings": {
+            name: {"value": value, "source": source}
+            for name, (value, source) in plan.settings.items()
+        },
+        "estimate": {
+            "requests": asdict(estimate.requests),
+            "tokens": asdict(estimate.tokens),
+            "cost_usd": None if estimate.cost is None else asdict(estimate.cost),
+            "note": estimate.note,
+        },
+    }
+    return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
