@@ -19,6 +19,9 @@ PATH is a clone of https://github.com/sympy/sympy with its tags (bench/README.md
    wall time, and the review's own (from the report: without interpreter start and
    imports), against the ideal. Twice: a model that submits at once (ideal 2 rounds x 2 s
    = 4 s), and one whose first reply asks for four tools in one turn (ideal 2 x 2 x 2 s).
+5. Dry run: `reviewer review --dry-run --format json=...` as a process (no model server at
+   all: OPENAI_BASE_URL points at a closed port and no API key is set), against
+   `git diff A...B`: wall time, peak memory, parts, and the estimate it prints.
 """
 
 from __future__ import annotations
@@ -313,6 +316,35 @@ def four_tools_then_submit(request: dict[str, Any]) -> dict[str, Any]:
     return reply(tool_calls=calls)
 
 
+def bench_dry_run(repo: Path, spec: str, runs: int, work: Path) -> dict[str, Any]:
+    base, head = spec.split("..")
+    plan_file = work / "plan.json"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("REVIEWER_", "OPENAI_"))}
+    env.update(
+        REVIEWER_MODEL="gpt-4.1",
+        OPENAI_BASE_URL="http://127.0.0.1:9/v1",  # nothing listens: a request would fail
+        BENCH_RSS_FILE=str(work / "dry.rss"),
+    )
+    argv = [*review_argv(base, head, plan_file), "--dry-run"]
+    times, mbs, gits = [], [], []
+    for _ in range(runs):
+        gits.append(git_diff(repo, base, head)[0])
+        elapsed, _mb, code = measure(argv, env, repo)
+        if code != 0:
+            raise SystemExit(f"the dry run of {spec} exited {code}")
+        times.append(elapsed)
+        mbs.append(own_mb(env))
+    plan = json.loads(plan_file.read_text())
+    return {
+        "files": len(plan["files"]),
+        "parts": len(plan["parts"]),
+        "dry_s": median(times),
+        "git_s": median(gits),
+        "mb": median(mbs),
+        "estimate": plan["estimate"],
+    }
+
+
 def bench_concurrency(work: Path, runs: int, model: Any, replies: int) -> dict[str, Any]:
     repo = eight_parts(work)
     times, inside = [], []
@@ -365,7 +397,10 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--range", action="append", dest="ranges", help="A..B (repeatable)")
     parser.add_argument(
-        "--skip", action="append", default=[], choices=["harness", "budget", "cache", "concurrency"]
+        "--skip",
+        action="append",
+        default=[],
+        choices=["harness", "budget", "cache", "concurrency", "dry-run"],
     )
     args = parser.parse_args()
     repo = args.sympy.resolve()
@@ -399,6 +434,26 @@ def main() -> None:
             header += ["prompt chars / diff byte", "requests"]
             table("Harness (instant model)", header, rows)
         spec = "sympy-1.9..sympy-1.12"
+        if "dry-run" not in args.skip:
+            rows = []
+            for dry_spec in ranges:
+                row = bench_dry_run(repo, dry_spec, args.runs, work)
+                tokens, cost = row["estimate"]["tokens"], row["estimate"]["cost_usd"]
+                rows.append(
+                    [
+                        dry_spec,
+                        f"{row['files']:,}",
+                        str(row["parts"]),
+                        f"{row['git_s']:.2f}",
+                        f"{row['dry_s']:.2f}",
+                        f"{row['mb']:.0f}",
+                        f"{tokens['low']:,} to {tokens['high']:,}",
+                        f"${cost['low']:,.2f} to ${cost['high']:,.2f}",
+                    ]
+                )
+            header = ["range", "files", "parts", "git diff s", "dry run s", "peak MB"]
+            header += ["estimated tokens", "estimated cost (gpt-4.1)"]
+            table("Dry run (no model; goal under 5 s on sympy-1.9..sympy-1.12)", header, rows)
         if "budget" not in args.skip:
             row = bench_budget(repo, spec, work)
             cells = [spec, str(row["exit"]), f"{row['spent']:,}", f"{row['spent'] / 1e6:.2f}"]

@@ -7,7 +7,8 @@ what would be sent and what it may cost, as a range.
 The estimate: at the low end every part answers at once (one request each: its first
 message, the tool schemas, a short reply); at the high end the review spends its budgets
 in full (max_turns requests of at most a context window each, within max_tokens and
-max_cost). A real review lands in between; the budgets make the high end a promise.
+max_cost). A real review lands in between; the budgets make the high end a promise. When
+even the low end overruns a budget the note says which: a real run would stop incomplete.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from reviewer.agent import AgentEvents
 from reviewer.budget import reply_room
 from reviewer.config import Settings
 from reviewer.findings import FileCoverage, ModelPrice
-from reviewer.pricing import no_price_text
+from reviewer.pricing import no_price_text, usd
 from reviewer.review import Prepared, ReviewRequest, prepare_review
 from reviewer.submission import submit_review_schema
 from reviewer.tokens import estimate_request_tokens
@@ -101,18 +102,42 @@ def estimate(parts: list[PlannedPart], settings: Settings, price: ModelPrice | N
     room = reply_room(settings)
     low_prompt = sum(part.first_request_tokens for part in parts)
     low_reply = MIN_REPLY_TOKENS * len(parts)
-    high_requests = max(settings.max_turns, len(parts))
-    high_tokens = min(settings.max_tokens, settings.max_turns * settings.context_window)
-    high_reply = min(settings.max_turns * room, high_tokens)
-    tokens = Span(low_prompt + low_reply, max(high_tokens, low_prompt + low_reply))
-    requests = Span(len(parts), high_requests)
+    # A real run never spends past its budgets: both ends are capped by them.
+    cap = min(settings.max_tokens, settings.max_turns * settings.context_window)
+    tokens = Span(min(low_prompt + low_reply, cap), cap)
+    requests = Span(min(len(parts), settings.max_turns), settings.max_turns)
+    short = _too_small(len(parts), low_prompt + low_reply, settings)
     if price is None:
-        return Estimate(requests, tokens, None, no_price_text(settings.model))
+        note = "; ".join(filter(None, [_short_note(short), no_price_text(settings.model)]))
+        return Estimate(requests, tokens, None, note)
     low_cost = price.most(low_prompt, low_reply)
-    high_cost = price.most(int(tokens.high) - high_reply, high_reply)
+    high_reply = min(settings.max_turns * room, cap)
+    high_cost = price.most(cap - high_reply, high_reply)
     if settings.max_cost is not None:
-        high_cost = min(high_cost, settings.max_cost)
-    return Estimate(requests, tokens, Span(low_cost, max(high_cost, low_cost)), "")
+        if low_cost > settings.max_cost:
+            short.append(f"at least {usd(low_cost)} and max_cost = {usd(settings.max_cost)}")
+        low_cost, high_cost = (min(c, settings.max_cost) for c in (low_cost, high_cost))
+    note = _short_note(short)
+    return Estimate(requests, tokens, Span(min(low_cost, high_cost), high_cost), note)
+
+
+def _too_small(parts: int, tokens: int, settings: Settings) -> list[str]:
+    """Which budgets even the cheapest run of this change would overrun."""
+    short = []
+    if parts > settings.max_turns:
+        short.append(f"{parts} parts need {parts} requests and max_turns = {settings.max_turns}")
+    if tokens > settings.max_tokens:
+        short.append(f"at least {tokens:,} tokens and max_tokens = {settings.max_tokens:,}")
+    return short
+
+
+def _short_note(short: list[str]) -> str:
+    if not short:
+        return ""
+    return (
+        "the budgets are too small for this change (" + "; ".join(short) + "): a real run "
+        "would stop incomplete; raise them or review a smaller change"
+    )
 
 
 def _settings(settings: Settings, sources: dict[str, str]) -> dict[str, tuple[Any, str]]:

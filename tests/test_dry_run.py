@@ -129,3 +129,20 @@ def test_a_dry_run_refuses_what_a_real_run_would_refuse(
     sarif = main(["review", "--repo", str(split.root), "--base", "main", "--dry-run",
                   "--format", f"sarif={tmp_path / 'x.sarif'}"])  # fmt: skip
     assert sarif == 2 and "plan as terminal or json, not sarif" in capsys.readouterr().err
+
+
+def test_a_dry_run_says_when_the_budgets_cannot_cover_the_change(
+    split: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("REVIEWER_MAX_TURNS", "2")
+    monkeypatch.setenv("REVIEWER_MAX_COST", "0.001")
+    code, plan = dry_run(split, tmp_path)
+    parts, estimate = len(plan["parts"]), plan["estimate"]
+    assert code == 0 and parts > 2
+    assert f"{parts} parts need {parts} requests and max_turns = 2" in estimate["note"]
+    assert (
+        "and max_cost = $0.001" in estimate["note"] and "would stop incomplete" in estimate["note"]
+    )
+    # Never more than the budgets let a real run spend.
+    assert estimate["requests"] == {"low": 2, "high": 2}
+    assert estimate["cost_usd"]["high"] == 0.001

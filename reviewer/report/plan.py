@@ -57,9 +57,9 @@ def estimate_text(plan: DryRun) -> str:
     requests = _range(estimate.requests, lambda v: f"{v:,.0f}")
     tokens = _range(estimate.tokens, lambda v: f"{v:,.0f}")
     text = f"{requests} requests, {tokens} tokens"
-    if estimate.cost is None:
-        return f"{text}; {estimate.note}"
-    return f"{text}, {_range(estimate.cost, lambda v: f'${v:,.4f}')} (USD)"
+    if estimate.cost is not None:
+        text += f", {_range(estimate.cost, lambda v: f'${v:,.4f}')} (USD)"
+    return f"{text}; {estimate.note}" if estimate.note else text
 
 
 def _range(span: Span, form: Any) -> str:
