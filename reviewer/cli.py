@@ -251,7 +251,7 @@ def _dry_run(args: argparse.Namespace, outputs: list[tuple[str, str]]) -> int:
     """The plan of the review, in the terminal and (with --format json=FILE) as JSON."""
     from reviewer.dryrun import plan_review
     from reviewer.progress import Progress
-    from reviewer.report import write_text
+    from reviewer.report import check_writable, write_text
     from reviewer.report.plan import render_plan_json, render_plan_text
     from reviewer.review import ReviewRequest
 
@@ -261,7 +261,7 @@ def _dry_run(args: argparse.Namespace, outputs: list[tuple[str, str]]) -> int:
             raise ReviewerError(
                 f"--dry-run writes its plan as terminal or json, not {report_format}"
             )
-        _check_writable(path)
+        check_writable(path, "plan")
     progress = Progress(enabled=not args.quiet)
     try:
         plan = plan_review(

@@ -13,18 +13,18 @@ even the low end overruns a budget the note says which: a real run would stop in
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from reviewer.agent import AgentEvents
 from reviewer.budget import reply_room
 from reviewer.config import Settings
-from reviewer.findings import FileCoverage, ModelPrice
+from reviewer.findings import FileCoverage, ModelPrice, RuleFileUse
 from reviewer.pricing import no_price_text, usd
 from reviewer.review import Prepared, ReviewRequest, prepare_review
-from reviewer.submission import submit_review_schema
+from reviewer.submission import offered_tools
 from reviewer.tokens import estimate_request_tokens
-from reviewer.tools import tool_schemas
+from reviewer.wording import plural
 
 # The shortest reply that ends a part: a submit_review call with a summary, few findings.
 MIN_REPLY_TOKENS = 200
@@ -63,9 +63,9 @@ class DryRun:
     files: tuple[FileCoverage, ...]
     settings: dict[str, tuple[Any, str]]
     estimate: Estimate
-    # The repository's rule files and the changed files each applies to; empty until rule
-    # files are read (they are listed here, from the same place a real run reads them).
-    rule_files: tuple[dict[str, Any], ...] = field(default_factory=tuple)
+    # The repository's rule files and the changed files each applies to, from the same plan a
+    # real run sends.
+    rule_files: tuple[RuleFileUse, ...] = ()
 
 
 def plan_review(request: ReviewRequest, events: AgentEvents | None = None) -> DryRun:
@@ -75,7 +75,7 @@ def plan_review(request: ReviewRequest, events: AgentEvents | None = None) -> Dr
 
 def plan_of(prepared: Prepared) -> DryRun:
     settings = prepared.settings
-    tools = [*tool_schemas(), submit_review_schema()]
+    tools = offered_tools()
     parts = []
     for number, batch in enumerate(prepared.plan.batches, 1):
         messages = [
@@ -92,6 +92,7 @@ def plan_of(prepared: Prepared) -> DryRun:
         files=prepared.coverage,
         settings=_settings(settings, prepared.sources),
         estimate=estimate(parts, settings, prepared.price),
+        rule_files=prepared.plan.rule_files,
     )
 
 
@@ -125,7 +126,10 @@ def _too_small(parts: int, tokens: int, settings: Settings) -> list[str]:
     """Which budgets even the cheapest run of this change would overrun."""
     short = []
     if parts > settings.max_turns:
-        short.append(f"{parts} parts need {parts} requests and max_turns = {settings.max_turns}")
+        short.append(
+            f"{plural(parts, 'part')} need {plural(parts, 'request')} and "
+            f"max_turns = {settings.max_turns}"
+        )
     if tokens > settings.max_tokens:
         short.append(f"at least {tokens:,} tokens and max_tokens = {settings.max_tokens:,}")
     return short

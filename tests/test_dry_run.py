@@ -146,3 +146,26 @@ def test_a_dry_run_says_when_the_budgets_cannot_cover_the_change(
     # Never more than the budgets let a real run spend.
     assert estimate["requests"] == {"low": 2, "high": 2}
     assert estimate["cost_usd"]["high"] == 0.001
+
+
+def test_the_plan_lists_the_rule_files_a_real_run_uses(
+    repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo.write("AGENTS.md", "# Agents\n\n## Code review\n\nMoney is in integer cents.\n")
+    repo.write("pkg0/AGENTS.md", "Every function here is pure.\n")
+    make_change(repo, {"pkg0/mod.py": body(20, "a"), "pkg1/mod.py": body(20, "b")})
+    split_review_env(monkeypatch)
+    monkeypatch.delenv("OPENAI_API_KEY")
+    code, plan = dry_run(repo, tmp_path)
+    assert code == 0
+    assert plan["rule_files"] == [
+        {"path": "AGENTS.md", "applied_to": ["pkg0/mod.py", "pkg1/mod.py"], "cut": ""},
+        {"path": "pkg0/AGENTS.md", "applied_to": ["pkg0/mod.py"], "cut": ""},
+    ]
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    with FakeLLM([submit_for_task], on_exhausted="repeat_last") as llm:
+        monkeypatch.setenv("OPENAI_BASE_URL", llm.base_url)
+        real = main(["review", "--repo", str(repo.root), "--base", "main", "--quiet",
+                     "--format", f"json={tmp_path / 'r.json'}"])  # fmt: skip
+    assert real == 0
+    assert json.loads((tmp_path / "r.json").read_text())["rule_files"] == plan["rule_files"]

@@ -41,10 +41,10 @@ def render_plan_text(plan: DryRun) -> str:
         )
         out += [f"    {path}" for path in part.paths]
     out += ["", f"Rule files: {len(plan.rule_files) or 'none'}"]
-    out += [
-        f"  {rule.get('path', '')}: {', '.join(rule.get('applies_to', []))}"
-        for rule in plan.rule_files
-    ]
+    for rule in plan.rule_files:
+        cut = f"; {rule.cut}" if rule.cut else ""
+        out.append(f"  {rule.path}: for {plural(len(rule.applied_to), 'changed file')}{cut}")
+        out += [f"    {path}" for path in rule.applied_to]
     out += ["", "Settings:"]
     for name, (value, source) in plan.settings.items():
         out.append(f"  {name} = {json.dumps(value, ensure_ascii=False)}  ({source})")
@@ -56,7 +56,9 @@ def estimate_text(plan: DryRun) -> str:
     estimate = plan.estimate
     requests = _range(estimate.requests, lambda v: f"{v:,.0f}")
     tokens = _range(estimate.tokens, lambda v: f"{v:,.0f}")
-    text = f"{requests} requests, {tokens} tokens"
+    # A range ("1 to 40 requests") takes the plural; one exact request does not.
+    noun = "request" if estimate.requests.high == 1 else "requests"
+    text = f"{requests} {noun}, {tokens} tokens"
     if estimate.cost is not None:
         text += f", {_range(estimate.cost, lambda v: f'${v:,.4f}')} (USD)"
     return f"{text}; {estimate.note}" if estimate.note else text
@@ -87,7 +89,7 @@ def render_plan_json(plan: DryRun) -> str:
             for part in plan.parts
         ],
         "files": [asdict(f) for f in plan.files],
-        "rule_files": list(plan.rule_files),
+        "rule_files": [asdict(rule) for rule in plan.rule_files],
         "settings": {
             name: {"value": value, "source": source}
             for name, (value, source) in plan.settings.items()
