@@ -113,6 +113,7 @@ class GitHubClient:
         self.bot_login = bot_login
         self.signer = signer
         self._login: str | bool | None = False  # False: not asked yet
+        self._permissions: dict[str, str] = {}
 
     # --- reading ---------------------------------------------------------------------------
 
@@ -184,7 +185,41 @@ class GitHubClient:
 
         return self._read(find, "read the PR's comments")
 
+    def permission(self, login: str) -> str:
+        """`admin`, `write`, `read` or `none`: what `login` may do in the repository, as GitHub
+        folds roles (`maintain` is write, `triage` read). Asked once per login and run."""
+        if login not in self._permissions:
+            try:
+                permission = self._read(
+                    lambda: self._repo.get_collaborator_permission(login),
+                    f"read the permission of {login}",
+                )
+            except GitHubError as exc:
+                if exc.status != 404:
+                    raise
+                permission = "none"  # not a user GitHub knows: no right to anything here
+            self._permissions[login] = permission
+        return self._permissions[login]
+
+    def may_write(self, login: str) -> bool:
+        """Whether `login` has write, maintain or admin permission on the repository."""
+        return self.permission(login) in ("admin", "write")
+
     # --- writing ---------------------------------------------------------------------------
+
+    def reply_in_thread(self, pull: PullRequest, comment_id: int, body: str) -> str:
+        """A reply in the review thread of `comment_id` (its root or any reply); its URL."""
+        return self._write(
+            lambda: pull.create_review_comment_reply(comment_id, body).html_url,
+            "reply in a review thread",
+            landed=None,
+        )
+
+    def comment_on_pull(self, pull: PullRequest, body: str) -> str:
+        """A comment on the pull request's conversation; its URL."""
+        return self._write(
+            lambda: pull.create_issue_comment(body).html_url, "comment on the PR", landed=None
+        )
 
     def post_review(
         self,
