@@ -1,0 +1,218 @@
+"""Our own dataset format, for local use and for tests: a JSON file of cases.
+
+    {"format": "reviewer-eval", "name": "sample", "version": "1",
+     "cases": [{"id": "...", "repo": "../calc", "base": "main", "head": "fix",
+                "title": "...", "description": "...", "repository": "acme/calc",
+                "expected": [{"description": "...", "severity": "high",
+                              "path": "calc.py", "lines": [3, 4], "side": "RIGHT"}]}]}
+
+A case names a local repository (`repo`, relative to the dataset file) with `base` and
+`head`, or describes it: `commits`, a list of `{"message", "files": {path: text or null}}`
+(null deletes), the first commit being the base and the last the head. Such a repository is
+built once in the cache with fixed authors and dates, so its commit ids (and the cache keys
+made from them) are the same on every machine: the shipped dataset is self-contained.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from reviewer.errors import ReviewerError
+from reviewer.eval.cases import SIDES, Dataset, EvalCase, ExpectedIssue
+from reviewer.gitcmd import git_argv, git_env, run_git
+
+FORMAT_TAG = "reviewer-eval"
+WHAT = 'a JSON file with "format": "reviewer-eval"'
+_CASE_KEYS = frozenset(
+    {"id", "repo", "base", "head", "commits", "title", "description", "repository", "expected"}
+)
+_ISSUE_KEYS = frozenset({"description", "severity", "path", "lines", "side"})
+# Every built repository has the same author and clock: same input, same commit ids.
+_IDENTITY = "reviewer-eval <eval@reviewer.invalid>"
+_EPOCH = 1_700_000_000
+
+
+def detect_local(path: Path) -> bool:
+    if not path.is_file() or path.suffix.lower() != ".json":
+        return False
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(4096)
+    except OSError:
+        return False
+    return f'"{FORMAT_TAG}"'.encode() in head
+
+
+def load_local(path: Path, *, cache_dir: Path, token: str | None, log: Any) -> Dataset:
+    raw = path.read_bytes()
+    try:
+        data = json.loads(raw)
+    except ValueError as exc:
+        raise ReviewerError(f"{path}: not valid JSON: {exc}") from exc
+    if not isinstance(data, dict) or data.get("format") != FORMAT_TAG:
+        raise ReviewerError(f'{path}: a local dataset is an object with "format": "{FORMAT_TAG}"')
+    cases = data.get("cases")
+    if not isinstance(cases, list) or not cases:
+        raise ReviewerError(f'{path}: "cases" must be a non-empty list')
+    loaded = tuple(
+        _case(case, f"{path}: case {number}", path.parent, cache_dir, log)
+        for number, case in enumerate(cases, 1)
+    )
+    ids = [case.id for case in loaded]
+    if len(set(ids)) != len(ids):
+        duplicate = next(i for i in ids if ids.count(i) > 1)
+        raise ReviewerError(f"{path}: case id '{duplicate}' is used twice; ids must be unique")
+    version = str(data.get("version") or hashlib.sha256(raw).hexdigest()[:12])
+    return Dataset(str(data.get("name") or path.stem), version, loaded)
+
+
+def _case(data: Any, where: str, folder: Path, cache_dir: Path, log: Any) -> EvalCase:
+    if not isinstance(data, dict):
+        raise ReviewerError(f"{where}: a case is an object")
+    unknown = sorted(set(data) - _CASE_KEYS)
+    if unknown:
+        raise ReviewerError(f"{where}: unknown key(s) {unknown}; known: {sorted(_CASE_KEYS)}")
+    case_id = data.get("id")
+    if not isinstance(case_id, str) or not case_id.strip():
+        raise ReviewerError(f'{where}: "id" is a non-empty string')
+    where = f"{where} ('{case_id}')"
+    if "commits" in data:
+        if "repo" in data or "base" in data or "head" in data:
+            raise ReviewerError(f'{where}: give "commits" or "repo"/"base"/"head", not both')
+        repo, base, head = build_repository(data["commits"], cache_dir / "repos", where, log)
+        label = data.get("repository") or case_id
+    else:
+        for key in ("repo", "base", "head"):
+            if not isinstance(data.get(key), str) or not data[key]:
+                raise ReviewerError(f'{where}: "{key}" is required (or describe "commits")')
+        repo = (folder / data["repo"]).resolve()
+        if not repo.is_dir():
+            raise ReviewerError(f"{where}: repository folder '{repo}' does not exist")
+        base, head = data["base"], data["head"]
+        label = data.get("repository") or repo.name
+    expected = data.get("expected", [])
+    if not isinstance(expected, list):
+        raise ReviewerError(f'{where}: "expected" is a list of issues')
+    return EvalCase(
+        id=case_id,
+        repo=repo,
+        base=base,
+        head=head,
+        expected=tuple(_issue(issue, f"{where}: issue {n}") for n, issue in enumerate(expected, 1)),
+        repository=str(label),
+        title=str(data.get("title") or ""),
+        description=str(data.get("description") or ""),
+    )
+
+
+def _issue(data: Any, where: str) -> ExpectedIssue:
+    if not isinstance(data, dict):
+        raise ReviewerError(f"{where}: an expected issue is an object")
+    unknown = sorted(set(data) - _ISSUE_KEYS)
+    if unknown:
+        raise ReviewerError(f"{where}: unknown key(s) {unknown}; known: {sorted(_ISSUE_KEYS)}")
+    description = data.get("description")
+    if not isinstance(description, str) or not description.strip():
+        raise ReviewerError(f'{where}: "description" is a non-empty string')
+    lines = data.get("lines")
+    if lines is not None:
+        if isinstance(lines, int) and not isinstance(lines, bool):
+            lines = [lines, lines]
+        if (
+            not isinstance(lines, list)
+            or len(lines) != 2
+            or not all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in lines)
+            or lines[0] > lines[1]
+        ):
+            raise ReviewerError(f'{where}: "lines" is [first, last] (1-based) or one line number')
+    side = data.get("side", "RIGHT")
+    if side not in SIDES:
+        raise ReviewerError(f'{where}: "side" is RIGHT (new file) or LEFT (removed lines)')
+    severity = data.get("severity")
+    return ExpectedIssue(
+        description=description,
+        severity=str(severity).lower() if severity is not None else None,
+        path=data.get("path"),
+        lines=(lines[0], lines[1]) if lines else None,
+        side=side,
+    )
+
+
+def build_repository(commits: Any, parent: Path, where: str, log: Any) -> tuple[Path, str, str]:
+    """A repository holding `commits` (built once; the folder is named by their hash), and
+    the ids of its first and last commit."""
+    if not isinstance(commits, list) or len(commits) < 2:
+        raise ReviewerError(f'{where}: "commits" is a list of at least two (base, then head)')
+    stream = _fast_import_stream(commits, where)
+    digest = hashlib.sha256(stream).hexdigest()[:16]
+    target = parent / digest
+    if not (target / ".git").is_dir():
+        parent.mkdir(parents=True, exist_ok=True)
+        building = Path(tempfile.mkdtemp(prefix=f".{digest}-", dir=parent))
+        try:
+            run_git(building, ["init", "-q", "-b", "main"])
+            _run(building, ["fast-import", "--quiet"], stream)
+            run_git(building, ["reset", "-q", "--hard", "main"])
+            try:
+                os.rename(building, target)
+            except OSError:  # another run built it meanwhile
+                shutil.rmtree(building, ignore_errors=True)
+        except BaseException:
+            shutil.rmtree(building, ignore_errors=True)
+            raise
+        if log:
+            log(f"built the repository of {where} in {target}")
+    ids = run_git(target, ["rev-list", "--first-parent", "--reverse", "main"]).stdout.split()
+    return target, ids[0].decode(), ids[-1].decode()
+
+
+def _fast_import_stream(commits: list[Any], where: str) -> bytes:
+    out = bytearray()
+    for number, commit in enumerate(commits, 1):
+        if not isinstance(commit, dict) or not isinstance(commit.get("files", {}), dict):
+            raise ReviewerError(f'{where}: commit {number} is {{"message", "files": {{...}}}}')
+        message = str(commit.get("message") or f"commit {number}").encode()
+        stamp = f"{_IDENTITY} {_EPOCH + number * 60} +0000\n".encode()
+        out += b"commit refs/heads/main\n"
+        out += b"author " + stamp + b"committer " + stamp
+        out += b"data %d\n" % len(message) + message + b"\n"
+        for path, text in sorted(commit.get("files", {}).items()):
+            if _bad_path(path):
+                raise ReviewerError(f"{where}: commit {number}: bad file path {path!r}")
+            quoted = json.dumps(path, ensure_ascii=False).encode()  # quoted as fast-import reads
+            if text is None:
+                out += b"D " + quoted + b"\n"
+            elif isinstance(text, str):
+                body = text.encode()
+                out += b"M 100644 inline " + quoted + b"\n"
+                out += b"data %d\n" % len(body) + body + b"\n"
+            else:
+                raise ReviewerError(f"{where}: commit {number}: {path!r} is text or null")
+        out += b"\n"
+    return bytes(out)
+
+
+def _bad_path(path: str) -> bool:
+    return (
+        not path
+        or any(ord(c) < 32 for c in path)
+        or path.startswith("/")
+        or ".." in path.split("/")
+        or ".git" in path.split("/")
+    )
+
+
+def _run(repo: Path, args: list[str], stdin: bytes) -> None:
+    proc = subprocess.run(
+        git_argv(args), cwd=repo, env=git_env(), input=stdin, capture_output=True, check=False
+    )
+    if proc.returncode != 0:
+        message = proc.stderr.decode("utf-8", "replace").strip()
+        raise ReviewerError(f"git {args[0]} failed building a dataset repository: {message}")
