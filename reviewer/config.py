@@ -34,6 +34,9 @@ COMMAND_VARIABLES: Mapping[str, str] = {
     "REVIEWER_BOT_LOGIN": "login the token posts as (the Action's `bot-login`)",
     "REVIEWER_PR": "pull request number of a workflow_dispatch run",
     "REVIEWER_REPORT": "path of the JSON report of `reviewer github`",
+    "REVIEWER_JUDGE_MODEL": "the model `reviewer eval` judges with (`--judge-model`)",
+    "REVIEWER_JUDGE_BASE_URL": "the endpoint of `reviewer eval`'s judge",
+    "REVIEWER_JUDGE_API_KEY": "the API key of `reviewer eval`'s judge",
 }
 FailOn = Literal["critical", "high", "medium", "low", "info", "none"]
 

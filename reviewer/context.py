@@ -489,6 +489,16 @@ def _environment(root: Path, config_revision: str | None) -> SandboxedEnvironmen
     )
 
 
+def prompt_texts(root: Path, config_revision: str | None) -> dict[str, str]:
+    """Each template a review at `config_revision` renders: the repository's override, else
+    the packaged one (what an evaluation hashes to know which prompts produced a score)."""
+    return {
+        name: _read_override(root, name, config_revision)
+        or (prompts_dir() / name).read_text(encoding="utf-8")
+        for name in PROMPT_NAMES
+    }
+
+
 def _read_override(root: Path, name: str, revision: str | None) -> str | None:
     rel = f"{OVERRIDE_DIR}/{name}"
     if revision is None:

@@ -94,6 +94,9 @@ class ChatModel:
     on_retry: Callable[[str, float], None] | None = None
     on_note: Callable[[str], None] | None = None
     tool_names: frozenset[str] | None = None
+    # Asked of a request without tools (a judge's JSON answer); left out when the server
+    # refuses it, and the answer is then parsed from plain text.
+    response_format: dict[str, Any] | None = None
     # The review's client; a model of its own gets one.
     connection: Connection | None = None
     _calls: int = field(default=0, init=False)
@@ -184,8 +187,12 @@ class ChatModel:
                 one_call_per_message=profile.one_call_per_message,
                 strip_reasoning=profile.strip_reasoning,
             ),
-            "tools": tools,
         }
+        # An empty list is a 400 on OpenAI ("[] is too short"): a plain request has no key.
+        if tools:
+            request["tools"] = tools
+        if self.response_format is not None and not profile.drop_response_format:
+            request["response_format"] = self.response_format
         if profile.one_call_per_message:
             request["parallel_tool_calls"] = False
         if self.settings.temperature is not None and not profile.drop_temperature:

@@ -80,6 +80,11 @@ QUIRKS: tuple[Quirk, ...] = (
     # input message is refused.
     _q("no_reasoning_input", r"reasoning_content.*(input|not allowed|should not|not support)",
        Action.ADAPT, "strip_reasoning"),
+    # Structured output refused: LM Studio takes only json_schema or text (a json_object is
+    # a 400, protocols.md 4.7); OpenAI's older models: "Invalid parameter: 'response_format'
+    # of type 'json_schema' is not supported with this model."
+    _q("no_response_format", r"response_format", Action.ADAPT, "drop_response_format",
+       (400, 422)),
     # Groq: "Failed to call a function. Please adjust your prompt. See 'failed_generation'
     # for more details." (code tool_use_failed): the model's output did not parse as a tool
     # call this time; a plain retry usually succeeds.
@@ -148,6 +153,7 @@ class ServerProfile:
     one_call_per_message: bool = False
     stream: bool = False
     strip_reasoning: bool = False
+    drop_response_format: bool = False
     learnt: list[str] = field(default_factory=list)
 
     def apply(self, flag: str) -> bool:
@@ -165,6 +171,7 @@ ADAPT_NOTES = {
     "one_call_per_message": "sending one tool call per assistant message",
     "stream": "streaming replies (the model answers only in stream mode)",
     "strip_reasoning": "not sending the model's reasoning_content back",
+    "drop_response_format": "asking for JSON in words only (no response_format)",
 }
 
 
