@@ -17,6 +17,7 @@ from typing import NoReturn
 
 from reviewer import __version__
 from reviewer.errors import ExitCode, ReviewerError
+from reviewer.eval.arguments import add_eval_parser
 from reviewer.sinks import log
 
 
@@ -172,6 +173,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     init.add_argument("--force", action="store_true", help="overwrite existing files")
     init.set_defaults(handler=_init_command)
+    add_eval_parser(commands).set_defaults(handler=_eval_command)
     return parser
 
 
@@ -373,6 +375,14 @@ def _init_command(args: argparse.Namespace) -> int:
         if written.note:
             log(f"next: {written.note}")
     return int(ExitCode.OK)
+
+
+def _eval_command(args: argparse.Namespace) -> int:
+    from reviewer.eval.command import eval_command
+
+    if args.jobs < 1 or (args.limit is not None and args.limit < 0):
+        raise ReviewerError("--jobs is at least 1 and --limit at least 0")
+    return eval_command(args)
 
 
 def _write(text: str) -> None:

@@ -210,9 +210,27 @@ def _bad_path(path: str) -> bool:
 
 
 def _run(repo: Path, args: list[str], stdin: bytes) -> None:
+    git_writing(repo, args, stdin)
+
+
+def git_writing(repo: Path, args: list[str], stdin: bytes | None = None) -> bytes:
+    """git that writes objects in a repository of the evaluation's own (never the user's),
+    as a fixed author at a fixed time, so the same input makes the same commit ids."""
+    stamp = f"@{_EPOCH} +0000"
+    name, _, email = _IDENTITY.partition(" <")
+    env = {
+        **git_env(),
+        "GIT_AUTHOR_NAME": name,
+        "GIT_AUTHOR_EMAIL": email.rstrip(">"),
+        "GIT_COMMITTER_NAME": name,
+        "GIT_COMMITTER_EMAIL": email.rstrip(">"),
+        "GIT_AUTHOR_DATE": stamp,
+        "GIT_COMMITTER_DATE": stamp,
+    }
     proc = subprocess.run(
-        git_argv(args), cwd=repo, env=git_env(), input=stdin, capture_output=True, check=False
+        git_argv(args), cwd=repo, env=env, input=stdin, capture_output=True, check=False
     )
     if proc.returncode != 0:
         message = proc.stderr.decode("utf-8", "replace").strip()
         raise ReviewerError(f"git {args[0]} failed building a dataset repository: {message}")
+    return proc.stdout

@@ -1,0 +1,161 @@
+"""`reviewer eval`: load the datasets, run and judge every case, write results.json and
+report.md, and say whether every case was scored (exit 2 if not, unless --allow-errors)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from pathlib import Path
+
+from reviewer.config import Layer, environment_layer, resolve_settings
+from reviewer.errors import ExitCode, ReviewerError
+from reviewer.eval.cache import Cache
+from reviewer.eval.cases import Dataset, EvalCase
+from reviewer.eval.formats import load_dataset
+from reviewer.eval.judge import JudgeSettings, LLMJudge
+from reviewer.eval.markdown import render_report
+from reviewer.eval.results import build_results, write_json
+from reviewer.eval.runner import RunOptions, run_cases
+from reviewer.sinks import log
+
+
+def default_cache() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "reviewer" / "eval"
+
+
+def eval_command(args: argparse.Namespace) -> int:
+    if args.compare:
+        return _compare(args)
+    if not args.datasets and not args.from_history:
+        raise ReviewerError("give a dataset (file or folder), or --from-history REPO --since DATE")
+    if args.from_history and not args.since:
+        raise ReviewerError("--from-history needs --since DATE (e.g. --since 2024-01-01)")
+    started = time.monotonic()
+    say = (lambda _text: None) if args.quiet else log
+    cache_dir = args.cache or default_cache()
+    out = args.out
+    if out.exists() and not out.is_dir():
+        raise ReviewerError(f"--out '{out}' is a file; give a folder for results.json")
+    flags = {"model": args.model}
+    judge = _judge(args, flags) if args.judge == "llm" else None
+    datasets = _datasets(args, cache_dir, say)
+    cases = _pick(datasets, args.only, args.limit)
+    say(f"eval: {len(cases)} cases, {args.jobs} at a time; cache {cache_dir}")
+    runs = run_cases(
+        cases,
+        RunOptions(
+            flags=flags,
+            config_path=args.config,
+            judge_kind=args.judge,
+            judge=judge,
+            cache=Cache(cache_dir),
+            jobs=args.jobs,
+        ),
+        say,
+    )
+    results = build_results(
+        runs,
+        datasets,
+        judge_kind=args.judge,
+        judge=judge,
+        flags=flags,
+        seconds=time.monotonic() - started,
+    )
+    write_json(out / "results.json", results)
+    (out / "report.md").write_text(render_report(results), encoding="utf-8")
+    primary = results["metrics"][results["primary"]]
+    log(
+        f"eval: {results['cases_scored']} of {results['cases_total']} cases scored; "
+        f"precision {_num(primary['precision'])}, recall {_num(primary['recall'])}, "
+        f"F1 {_num(primary['f1'])} ({results['primary']} judge); wrote {out / 'results.json'} "
+        f"and {out / 'report.md'}"
+    )
+    if results["cases_errored"]:
+        listed = ", ".join(e["case"] for e in results["errors"][:10])
+        more = "" if results["cases_errored"] <= 10 else ", ..."
+        log(f"error: {results['cases_errored']} cases could not be scored: {listed}{more}")
+        if not args.allow_errors:
+            return int(ExitCode.INCOMPLETE)
+    return int(ExitCode.OK)
+
+
+def _num(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def _judge(args: argparse.Namespace, flags: dict[str, str | None]) -> LLMJudge:
+    """The judge's endpoint: its own settings where given, else the reviewer's (flags and
+    environment; a repository's settings file does not choose the judge)."""
+    reviewer = resolve_settings(
+        [
+            Layer("the command line", {k: v for k, v in flags.items() if v is not None}),
+            environment_layer(os.environ),
+        ]
+    )
+    key = os.environ.get("REVIEWER_JUDGE_API_KEY") or (
+        reviewer.api_key.get_secret_value() if reviewer.api_key else None
+    )
+    model = args.judge_model or os.environ.get("REVIEWER_JUDGE_MODEL") or reviewer.model or ""
+    return LLMJudge(
+        JudgeSettings(
+            model=model,
+            base_url=os.environ.get("REVIEWER_JUDGE_BASE_URL") or reviewer.base_url,
+            api_key=key,
+        )
+    )
+
+
+def _datasets(args: argparse.Namespace, cache_dir: Path, say: object) -> list[tuple[Dataset, str]]:
+    from reviewer.eval.formats import detect_format
+
+    token = os.environ.get("GITHUB_TOKEN") or None
+    loaded = []
+    for path in args.datasets:
+        row = detect_format(path, args.dataset_format)
+        dataset = load_dataset(path, cache_dir=cache_dir, token=token, log=say, wanted=row.name)
+        loaded.append((dataset, row.name))
+    if args.from_history:
+        from reviewer.eval.history import DEFAULT_FIX_PATTERN, history_dataset
+
+        dataset = history_dataset(
+            args.from_history,
+            since=args.since,
+            pattern=args.fix_pattern or DEFAULT_FIX_PATTERN,
+            cache_dir=cache_dir,
+            log=say,
+        )
+        loaded.append((dataset, "history"))
+    return loaded
+
+
+def _pick(
+    datasets: list[tuple[Dataset, str]], only: list[str] | None, limit: int | None
+) -> list[tuple[str, EvalCase]]:
+    cases = [(dataset.name, case) for dataset, _ in datasets for case in dataset.cases]
+    if only:
+        wanted = {name.strip() for item in only for name in item.split(",") if name.strip()}
+        unknown = wanted - {case.id for _, case in cases}
+        if unknown:
+            raise ReviewerError(
+                f"--only: no case named {', '.join(sorted(unknown))}; see the case ids in "
+                "the dataset (or a results.json)"
+            )
+        cases = [(name, case) for name, case in cases if case.id in wanted]
+    if limit is not None:
+        cases = cases[:limit]
+    if not cases:
+        raise ReviewerError("no case to run: the datasets are empty or --limit is 0")
+    return cases
+
+
+def _compare(args: argparse.Namespace) -> int:
+    import sys
+
+    from reviewer.eval.compare import compare, load_results
+
+    first, second = args.compare
+    text = compare(load_results(first), load_results(second), (str(first), str(second)))
+    sys.stdout.write(text)
+    return int(ExitCode.OK)

@@ -1,0 +1,146 @@
+"""results.json: every case with its findings, verdicts and scores, the totals, and what
+produced them (reviewer and judge models, settings and prompt hashes, dataset versions)."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import tempfile
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from reviewer import __version__
+from reviewer.eval.cases import Dataset
+from reviewer.eval.judge import JUDGE_PROMPT_VERSION, LLMJudge
+from reviewer.eval.metrics import UNGRADED, CaseScore, case_metrics, summarize
+from reviewer.eval.runner import CaseRun
+
+RESULTS_FORMAT = "reviewer-eval-results"
+RESULTS_VERSION = 1
+
+
+def build_results(
+    runs: list[CaseRun],
+    datasets: list[tuple[Dataset, str]],
+    *,
+    judge_kind: str,
+    judge: LLMJudge | None,
+    flags: dict[str, Any],
+    seconds: float,
+) -> dict[str, Any]:
+    scored = [run for run in runs if run.scored]
+    kinds = ["llm", "location"] if judge_kind == "llm" else ["location"]
+    located = sum(1 for run in runs for issue in run.case.expected if issue.path)
+    metrics = {kind: summarize([_score(run, kind) for run in scored]) for kind in kinds}
+    reviews = [run.review for run in runs if run.review is not None]
+    models = sorted({str(r["model"]) for r in reviews})
+    return {
+        "format": RESULTS_FORMAT,
+        "version": RESULTS_VERSION,
+        "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "reviewer_version": __version__,
+        "datasets": [
+            {"name": d.name, "version": d.version, "format": fmt, "cases": len(d.cases)}
+            for d, fmt in datasets
+        ],
+        "reviewer": {
+            "model": models[0] if len(models) == 1 else models,
+            "flags": {k: v for k, v in flags.items() if v is not None},
+            "settings_hashes": sorted({r["settings_hash"] for r in reviews}),
+            "prompt_hashes": sorted(
+                {json.dumps(r["prompt_hashes"], sort_keys=True) for r in reviews}
+            ),
+        },
+        "judge": {
+            "kind": judge_kind,
+            "model": judge.settings.model if judge else None,
+            "base_url": judge.settings.base_url if judge else None,
+            "prompt_version": JUDGE_PROMPT_VERSION if judge else None,
+        },
+        "cases_total": len(runs),
+        "cases_scored": len(scored),
+        "cases_errored": len(runs) - len(scored),
+        "errors": [
+            {"case": run.case.id, "dataset": run.dataset, **run.error}
+            for run in runs
+            if run.error is not None
+        ],
+        "primary": kinds[0],
+        "metrics": metrics,
+        "expected_with_location": located,
+        "expected_total": sum(len(run.case.expected) for run in runs),
+        "usage": _usage(runs, seconds),
+        "cases": [_case(run, kinds) for run in runs],
+    }
+
+
+def _score(run: CaseRun, kind: str) -> CaseScore:
+    assert run.review is not None
+    return CaseScore(
+        repository=run.case.repository,
+        issue_severities=tuple(issue.severity or UNGRADED for issue in run.case.expected),
+        finding_severities=tuple(f["severity"] for f in run.review["findings"]),
+        matches=tuple(run.matches.get(kind, ())),
+    )
+
+
+def _usage(runs: list[CaseRun], seconds: float) -> dict[str, Any]:
+    reviews = [run.review for run in runs if run.review is not None]
+    costs = [r.get("cost") for r in reviews]
+    return {
+        "review_prompt_tokens": sum(r["usage"]["prompt_tokens"] for r in reviews),
+        "review_completion_tokens": sum(r["usage"]["completion_tokens"] for r in reviews),
+        "review_seconds": round(sum(r["duration_seconds"] for r in reviews), 3),
+        # Unknown (None) unless every review had a price.
+        "review_cost": round(sum(costs), 6) if costs and None not in costs else None,
+        "judge_prompt_tokens": sum(run.judge_usage.prompt_tokens for run in runs),
+        "judge_completion_tokens": sum(run.judge_usage.completion_tokens for run in runs),
+        "judge_requests": sum(run.judge_usage.requests for run in runs),
+        "judge_seconds": round(sum(run.judge_seconds for run in runs), 3),
+        "reviews_from_cache": sum(run.review_cached for run in runs),
+        "verdicts_from_cache": sum(run.verdicts_cached for run in runs),
+        "wall_seconds": round(seconds, 3),
+    }
+
+
+def _case(run: CaseRun, kinds: list[str]) -> dict[str, Any]:
+    review = run.review
+    entry: dict[str, Any] = {
+        "id": run.case.id,
+        "dataset": run.dataset,
+        "repository": run.case.repository,
+        "status": "scored" if run.scored else "error",
+        "error": run.error,
+        "expected": [
+            {**asdict(issue), "lines": list(issue.lines) if issue.lines else None}
+            for issue in run.case.expected
+        ],
+        "review": review,
+        "verdicts": run.verdicts,
+    }
+    if run.scored:
+        entry["matches"] = {
+            kind: [
+                {"issue": p.issue, "finding": p.finding, "confidence": p.confidence}
+                for p in run.matches.get(kind, [])
+            ]
+            for kind in kinds
+        }
+        entry["metrics"] = {kind: case_metrics(_score(run, kind)) for kind in kinds}
+        entry["findings"] = len(review["findings"]) if review else 0
+    return entry
+
+
+def write_json(path: Path, data: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            json.dump(data, out, indent=1, ensure_ascii=False)
+            out.write("\n")
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise

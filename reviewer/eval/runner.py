@@ -1,0 +1,243 @@
+"""Running the cases: the normal review of each, then the judges, `jobs` cases at a time.
+
+Each case ends scored or as an error that says at which stage (settings, review, judge) and
+why; an incomplete review or a judge that cannot answer is never a case with no findings
+or no match. Finished reviews and verdicts go to the cache as they come, so an interrupted
+run resumes where it stopped and a new judge re-scores without reviewing again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from reviewer import __version__
+from reviewer.config import load_settings
+from reviewer.context import ChangeInfo, prompt_texts
+from reviewer.errors import ReviewerError
+from reviewer.eval.cache import Cache, key_of
+from reviewer.eval.cases import EvalCase
+from reviewer.eval.judge import JudgeError, LLMJudge, Verdict, location_match
+from reviewer.eval.metrics import Pair, greedy_match
+from reviewer.findings import Finding, Usage
+from reviewer.workspace import repository_root, resolve_commit
+
+JudgeKind = Literal["llm", "location"]
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    flags: dict[str, Any]
+    config_path: Path | None
+    judge_kind: JudgeKind
+    judge: LLMJudge | None
+    cache: Cache
+    jobs: int = 1
+
+
+@dataclass
+class CaseRun:
+    case: EvalCase
+    dataset: str
+    review: dict[str, Any] | None = None
+    error: dict[str, str] | None = None
+    # Every pair the judge was asked about, and the one-to-one matches, by judge.
+    verdicts: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    matches: dict[str, list[Pair]] = field(default_factory=dict)
+    judge_usage: Usage = field(default_factory=Usage)
+    judge_seconds: float = 0.0
+    review_cached: bool = False
+    verdicts_cached: int = 0
+
+    @property
+    def scored(self) -> bool:
+        return self.error is None
+
+
+def run_cases(
+    cases: list[tuple[str, EvalCase]], options: RunOptions, log: Callable[[str], None]
+) -> list[CaseRun]:
+    done = 0
+    lock = threading.Lock()
+
+    def one(item: tuple[str, EvalCase]) -> CaseRun:
+        nonlocal done
+        started = time.monotonic()
+        run = run_case(item[1], item[0], options)
+        with lock:
+            done += 1
+            log(f"eval [{done}/{len(cases)}] {_line(run, time.monotonic() - started)}")
+        return run
+
+    if options.jobs <= 1 or len(cases) <= 1:
+        return [one(item) for item in cases]
+    with ThreadPoolExecutor(max_workers=min(options.jobs, len(cases))) as pool:
+        return list(pool.map(one, cases))
+
+
+def _line(run: CaseRun, seconds: float) -> str:
+    name = " ".join(run.case.id.split())[:80]
+    if run.error:
+        return f"{name}: ERROR ({run.error['stage']}): {run.error['message'][:200]}"
+    assert run.review is not None
+    kind = "llm" if "llm" in run.matches else "location"
+    found = len(run.matches[kind])
+    reused = " (review from cache)" if run.review_cached else ""
+    return (
+        f"{name}: {found}/{len(run.case.expected)} expected found, "
+        f"{len(run.review['findings'])} findings, {seconds:.1f}s{reused}"
+    )
+
+
+def run_case(case: EvalCase, dataset: str, options: RunOptions) -> CaseRun:
+    run = CaseRun(case, dataset)
+    try:
+        run.review, run.review_cached = _review(case, options)
+    except ReviewerError as exc:
+        run.error = {"stage": "review", "message": str(exc)}
+        return run
+    if run.review["status"] != "complete":
+        run.error = {
+            "stage": "review",
+            "message": f"review incomplete: {run.review['incomplete_reason']}",
+        }
+        return run
+    findings = run.review["findings"]
+    run.verdicts["location"] = [
+        {"issue": i, "finding": j, "match": bool(location_match(issue, finding))}
+        for i, issue in enumerate(case.expected)
+        for j, finding in enumerate(findings)
+        if location_match(issue, finding) is not None
+    ]
+    run.matches["location"] = greedy_match(
+        Pair(v["issue"], v["finding"], 1.0) for v in run.verdicts["location"] if v["match"]
+    )
+    if options.judge_kind == "llm":
+        assert options.judge is not None
+        try:
+            _judge_all(run, options.judge, options.cache)
+        except JudgeError as exc:
+            run.error = {"stage": "judge", "message": str(exc)}
+    return run
+
+
+def _judge_all(run: CaseRun, judge: LLMJudge, cache: Cache) -> None:
+    assert run.review is not None
+    verdicts = []
+    for i, issue in enumerate(run.case.expected):
+        for j, finding in enumerate(run.review["findings"]):
+            key = key_of("judge", judge.settings.identity(), run.case.id, asdict(issue), finding)
+            stored = cache.get("judgements", key)
+            if stored is not None:
+                verdict = Verdict.from_json(stored)
+                run.verdicts_cached += 1
+            else:
+                verdict = judge.judge(issue, finding)
+                cache.put("judgements", key, verdict.to_json())
+                run.judge_usage += verdict.usage
+                run.judge_seconds += verdict.seconds
+            verdicts.append(
+                {
+                    "issue": i,
+                    "finding": j,
+                    "match": verdict.match,
+                    "confidence": verdict.confidence,
+                    "reasoning": verdict.reasoning,
+                }
+            )
+    run.verdicts["llm"] = verdicts
+    run.matches["llm"] = greedy_match(
+        Pair(v["issue"], v["finding"], v["confidence"]) for v in verdicts if v["match"]
+    )
+
+
+def _review(case: EvalCase, options: RunOptions) -> tuple[dict[str, Any], bool]:
+    """The case's review record, from the cache or by running the normal review."""
+    from reviewer.review import ReviewRequest, run_review
+
+    root = repository_root(case.repo)
+    base, head = resolve_commit(root, case.base), resolve_commit(root, case.head)
+    settings = load_settings(
+        flags=options.flags, root=root, config_revision=base, config_path=options.config_path
+    )
+    settings_json = settings.model_dump(mode="json", exclude={"api_key"})
+    prompts = {
+        name: hashlib.sha256(text.encode()).hexdigest()[:12]
+        for name, text in prompt_texts(root, base).items()
+    }
+    key = key_of(
+        "review",
+        __version__,
+        case.id,
+        base,
+        head,
+        case.title,
+        case.description,
+        case.repository,
+        settings_json,
+        prompts,
+    )
+    stored = options.cache.get("reviews", key)
+    if stored is not None:
+        return stored, True
+    review = run_review(
+        ReviewRequest(
+            repo=root,
+            base=base,
+            head=head,
+            flags=options.flags,
+            config_path=options.config_path,
+            info=ChangeInfo(case.title, case.description, case.repository),
+            keep_transcript=False,
+            announce_settings=False,
+        )
+    )
+    result = review.result
+    record = {
+        "key": key,
+        "status": result.status,
+        "incomplete_reason": result.incomplete_reason,
+        "model": result.model,
+        "base_url": settings.base_url,
+        "base": base,
+        "head": head,
+        "settings_hash": key_of(settings_json)[:12],
+        "prompt_hashes": prompts,
+        "findings": [finding_json(f) for f in result.findings],
+        "suppressed": len(result.suppressed),
+        "usage": {
+            "prompt_tokens": result.usage.prompt_tokens,
+            "completion_tokens": result.usage.completion_tokens,
+            "requests": result.usage.requests,
+        },
+        # The review result carries no price yet: tokens are recorded, cost stays unknown.
+        "cost": getattr(result, "cost", None),
+        "duration_seconds": result.duration_seconds,
+        "tool_calls": result.tool_calls,
+        "turns": result.turns,
+    }
+    if result.complete:
+        options.cache.put("reviews", key, record)
+    return record, False
+
+
+def finding_json(finding: Finding) -> dict[str, Any]:
+    """A finding as a candidate for the judges: every finding the review reports, inline or
+    summary-only."""
+    return {
+        "path": finding.path,
+        "line": finding.line,
+        "end_line": finding.end_line,
+        "side": finding.side,
+        "severity": str(finding.severity),
+        "category": finding.category,
+        "title": finding.title,
+        "body": finding.body,
+        "placement": finding.placement,
+    }
