@@ -378,8 +378,11 @@ def _init_command(args: argparse.Namespace) -> int:
 
 
 def _eval_command(args: argparse.Namespace) -> int:
-    from reviewer.eval.command import eval_command
+    from reviewer.eval.command import compare_text, eval_command
 
+    if args.compare:
+        _write(compare_text(*args.compare))
+        return int(ExitCode.OK)
     if args.jobs < 1 or (args.limit is not None and args.limit < 0):
         raise ReviewerError("--jobs is at least 1 and --limit at least 0")
     return eval_command(args)

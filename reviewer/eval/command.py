@@ -26,8 +26,6 @@ def default_cache() -> Path:
 
 
 def eval_command(args: argparse.Namespace) -> int:
-    if args.compare:
-        return _compare(args)
     if not args.datasets and not args.from_history:
         raise ReviewerError("give a dataset (file or folder), or --from-history REPO --since DATE")
     if args.from_history and not args.since:
@@ -150,12 +148,9 @@ def _pick(
     return cases
 
 
-def _compare(args: argparse.Namespace) -> int:
-    import sys
-
+def compare_text(first: Path, second: Path) -> str:
+    """`--compare A B`: the two results side by side (terminal-safe text)."""
     from reviewer.eval.compare import compare, load_results
+    from reviewer.sinks import clean_text
 
-    first, second = args.compare
-    text = compare(load_results(first), load_results(second), (str(first), str(second)))
-    sys.stdout.write(text)
-    return int(ExitCode.OK)
+    return clean_text(compare(load_results(first), load_results(second), (str(first), str(second))))

@@ -29,6 +29,9 @@ from reviewer.findings import Finding, Usage
 from reviewer.workspace import repository_root, resolve_commit
 
 JudgeKind = Literal["llm", "location"]
+# Settings that do not change what a review says: the same model behind another URL (a new
+# port, a tunnel) reuses its reviews. `--cache` elsewhere starts afresh.
+_NOT_IN_KEY = {"api_key", "base_url", "request_timeout", "max_retries", "concurrency"}
 
 
 @dataclass(frozen=True)
@@ -166,7 +169,7 @@ def _review(case: EvalCase, options: RunOptions) -> tuple[dict[str, Any], bool]:
     settings = load_settings(
         flags=options.flags, root=root, config_revision=base, config_path=options.config_path
     )
-    settings_json = settings.model_dump(mode="json", exclude={"api_key"})
+    settings_json = settings.model_dump(mode="json", exclude=_NOT_IN_KEY)
     prompts = {
         name: hashlib.sha256(text.encode()).hexdigest()[:12]
         for name, text in prompt_texts(root, base).items()
