@@ -64,8 +64,11 @@ def env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[dict[str, s
 
 
 class Models:
-    def __init__(self, reviews: dict[str, Any], rules: list[JudgeRule]) -> None:
-        self.reviewer = FakeLLM([scripted_reviewer(reviews)], on_exhausted="repeat_last")
+    def __init__(
+        self, reviews: dict[str, Any], rules: list[JudgeRule], reviewer: Any = None
+    ) -> None:
+        step = reviewer or scripted_reviewer(reviews)
+        self.reviewer = FakeLLM([step], on_exhausted="repeat_last")
         self.judge = FakeLLM([scripted_judge(rules)], on_exhausted="repeat_last")
 
     def __enter__(self) -> Models:
@@ -178,8 +181,7 @@ def test_a_run_interrupted_resumes_without_redoing_anything(
             return {**step, "delay": 5}
         return step
 
-    with Models(REVIEWS, RULES) as models:
-        models.reviewer._steps[0] = reviewer  # the one step, made slow for the third case
+    with Models(REVIEWS, RULES, reviewer) as models:
         argv = [sys.executable, "-m", "reviewer", "eval", str(SAMPLE),
                 "--out", str(tmp_path / "out"), "--cache", str(tmp_path / "c")]  # fmt: skip
         process = subprocess.Popen(
