@@ -218,9 +218,10 @@ def _review(case: EvalCase, options: RunOptions) -> tuple[dict[str, Any], bool]:
             "prompt_tokens": result.usage.prompt_tokens,
             "completion_tokens": result.usage.completion_tokens,
             "requests": result.usage.requests,
+            "cached_prompt_tokens": result.usage.cached_prompt_tokens,
         },
-        # The review result carries no price yet: tokens are recorded, cost stays unknown.
-        "cost": getattr(result, "cost", None),
+        # USD from the model's price (settings or the shipped table); None without a price.
+        "cost": result.cost_usd,
         "duration_seconds": result.duration_seconds,
         "tool_calls": result.tool_calls,
         "turns": result.turns,
