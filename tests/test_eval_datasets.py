@@ -172,7 +172,13 @@ def test_a_pull_request_url_that_is_not_githubs_is_a_one_line_error(tmp_path: Pa
     message = _one_line_error(lambda: read_martian(file))
     assert "entry 2: url" in message and "gitlab.com" in message
     assert "https://github.com/OWNER/NAME/pull/N" in message
-    for url in ("https://github.com/a/b/issues/3", "https://github.com/a/../pull/3", None):
+    for url in (
+        "https://github.com/a/b/issues/3",
+        "https://github.com/a/../pull/3",
+        "https://github.com/a/.git/pull/3",  # no name: it would be the owner's cache folder
+        "https://github.com/a/..git/pull/3",
+        None,
+    ):
         _one_line_error(lambda url=url: parse_pull_url(url, "x"))
 
 

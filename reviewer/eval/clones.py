@@ -63,7 +63,7 @@ class PullRef:
 def parse_pull_url(url: object, where: str) -> PullRef:
     """The pull request a GitHub URL names, or a one-line error naming `where` it was read."""
     match = _PULL_URL.fullmatch(url) if isinstance(url, str) else None
-    if match is None or match.group(2) in (".", ".."):
+    if match is None or match.group(2).removesuffix(".git") in ("", ".", ".."):
         raise ReviewerError(
             f"{where}: {url!r} is not a GitHub pull request URL "
             "(https://github.com/OWNER/NAME/pull/N); fix or remove that entry"
