@@ -310,6 +310,12 @@ def _load_sentry(host: FakeGitHubHost, cache: Path, **options: object) -> dict[s
     return {case.id: case for case in dataset.cases}
 
 
+def _missing(root: Path, revision: str) -> list[str]:
+    """The objects of `revision`'s files that the partial clone does not have."""
+    listed = _git(root, "rev-list", "--objects", "--no-walk", "--missing=print", revision)
+    return [line for line in listed.splitlines() if line.startswith("?")]
+
+
 def _git(root: Path, *args: str) -> str:
     return subprocess.run(
         ["git", "-C", str(root), *args], check=True, capture_output=True, text=True
@@ -341,6 +347,10 @@ def test_martian_cases_are_cloned_once_per_repository_and_reused(
         root = repository_root(case.repo)
         assert not (root / "app.py").exists()
         assert _git(root, "config", "remote.origin.partialclonefilter") == "blob:none"
+        # The head's files are all here already (fetched in one batch, not one per read)...
+        assert _missing(root, case.head) == []
+        # ...and files no reviewed revision has were not fetched.
+        assert _missing(root, "origin/main") != []
         change = load_change(root, case.base, case.head)
         assert {f.path for f in change.files} == {"app.py", f"feature_{number}.py"}
         assert b"return %d" % (number * 10) in RevisionWorkspace(root, case.head).read_bytes(

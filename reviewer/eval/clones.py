@@ -2,9 +2,10 @@
 
 A benchmark names a pull request by its URL; a review needs a local repository holding its
 base and head. Each repository is cloned once into `cache_dir/github.com/OWNER/NAME`: a
-partial clone (`--filter=blob:none`: every commit and tree, file contents fetched when first
-read), without a checkout (the review reads commits, never the working tree, but needs a
-non-bare repository to find its top level). Every case of that repository shares it. A
+partial clone (`--filter=blob:none`: every commit and tree, and only the files of the heads
+reviewed, fetched in one batch per head, since a search of a revision reads every file),
+without a checkout (the review reads commits, never the working tree, but needs a non-bare
+repository to find its top level). Every case of that repository shares it. A
 pull request's head is fetched into `refs/reviewer-eval/pull/N/head`, as GitHub keeps it in
 `refs/pull/N/head`. What was learnt about a pull request (its head, its base, its title and
 description) is written to `NAME.pulls/N.json` beside the clone, so a second load asks
@@ -128,6 +129,7 @@ class Clones:
                 info.update(github=self._from_github(case.pull))
             base = case.base or self._base(case.pull, root, head, info)
             self._require(case.pull, root, (base, head))
+            self._prefetch_files(case.pull, root, head)
         github = info.data.get("github") or {}
         return EvalCase(
             id=case.id,
@@ -192,6 +194,33 @@ class Clones:
             self._fetch(pull, root, f"+{commit}:{_REF_PREFIX}/{pull.number}/{commit}", commit)
         for commit in commits:
             run_git(root, ["update-ref", f"{_REF_PREFIX}/{pull.number}/{commit}", commit])
+
+    def _prefetch_files(self, pull: PullRef, root: Path, commit: str) -> None:
+        """Fetch the files of `commit` the clone lacks, in one batch. Without it each file is
+        fetched on its own when first read, and a search of the revision (`git grep`) would
+        make one request per file of the repository."""
+        listed = run_git(
+            root, ["rev-list", "--objects", "--no-walk", "--missing=print", commit], timeout=600.0
+        ).stdout.decode("utf-8", "surrogateescape")
+        missing = [line[1:].split()[0] for line in listed.splitlines() if line.startswith("?")]
+        if not missing:
+            return
+        self.log(f"eval: fetching the {len(missing)} files of {pull} at {commit[:12]} missing here")
+        # The options and input of git's own lazy fetch, for all of them at once.
+        args = ["-c", "fetch.negotiationAlgorithm=noop", "fetch", "--quiet", "--no-tags"]
+        args += ["--no-write-fetch-head", "--recurse-submodules=no", "--filter=blob:none"]
+        try:
+            run_git(
+                root,
+                [*args, "--stdin", "origin"],
+                input_bytes="\n".join(missing).encode() + b"\n",
+                timeout=_FETCH_TIMEOUT,
+            )
+        except GitFailed as exc:
+            raise ReviewerError(
+                f"cannot fetch the files of {pull} from {self.url(pull)}: "
+                f"{_last_line(exc.stderr)}; check the network"
+            ) from exc
 
     def _base(self, pull: PullRef, root: Path, head: str, info: _PullInfo) -> str:
         github = info.data.get("github")
