@@ -297,14 +297,13 @@ def _sentry_remotes(host: FakeGitHubHost) -> tuple[Remote, Remote]:
     )
 
 
-def _load_sentry(host: FakeGitHubHost, cache: Path, **options: object) -> dict[str, EvalCase]:
+def _load_sentry(host: FakeGitHubHost, cache: Path) -> dict[str, EvalCase]:
     dataset = load_martian(
         MARTIAN / "sentry.json",
         cache_dir=cache,
-        token=options.pop("token", None),  # type: ignore[arg-type]
+        token=None,
         log=lambda message: None,
         git_base=host.git_base,
-        **options,  # type: ignore[arg-type]
     )
     assert dataset.name == "martian"
     return {case.id: case for case in dataset.cases}
