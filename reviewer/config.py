@@ -37,6 +37,7 @@ COMMAND_VARIABLES: Mapping[str, str] = {
     "REVIEWER_JUDGE_MODEL": "the model `reviewer eval` judges with (`--judge-model`)",
     "REVIEWER_JUDGE_BASE_URL": "the endpoint of `reviewer eval`'s judge",
     "REVIEWER_JUDGE_API_KEY": "the API key of `reviewer eval`'s judge",
+    "REVIEWER_EVAL_GIT_BASE": "where `reviewer eval` clones benchmark repositories from",
 }
 FailOn = Literal["critical", "high", "medium", "low", "info", "none"]
 

@@ -13,7 +13,7 @@ neither git's remote nor GitHub again. A lock file per repository keeps two load
 or processes) from cloning or fetching into it at once.
 
 The base, when the benchmark does not give it: with a token, the pull request's `base.sha`
-from GitHub's REST API (through `reviewer.github`); without one, the merge base of the head
+from GitHub's REST API (through `reviewer.github.client`); without one, the merge base of the head
 with the default branch (`origin/HEAD`), or, when the head has been merged into it by a
 merge commit, the merge base with that merge's first parent.
 """
@@ -33,6 +33,7 @@ from typing import Any
 from reviewer.errors import ReviewerError
 from reviewer.eval.cases import EvalCase, ExpectedIssue
 from reviewer.gitcmd import GitFailed, run_git
+from reviewer.wording import plural
 
 # Where repositories are cloned from; a test (or a mirror) points it elsewhere.
 GIT_BASE_ENV = "REVIEWER_EVAL_GIT_BASE"
@@ -205,7 +206,9 @@ class Clones:
         missing = [line[1:].split()[0] for line in listed.splitlines() if line.startswith("?")]
         if not missing:
             return
-        self.log(f"eval: fetching the {len(missing)} files of {pull} at {commit[:12]} missing here")
+        self.log(
+            f"eval: fetching {plural(len(missing), 'file')} of {pull} at {commit[:12]} missing here"
+        )
         # The options and input of git's own lazy fetch, for all of them at once.
         args = ["-c", "fetch.negotiationAlgorithm=noop", "fetch", "--quiet", "--no-tags"]
         args += ["--no-write-fetch-head", "--recurse-submodules=no", "--filter=blob:none"]
@@ -237,8 +240,8 @@ class Clones:
 
     def _from_github(self, pull: PullRef) -> dict[str, str]:
         # Imported here: PyGithub is only needed when a token is given.
-        from reviewer.github import GitHubClient
-        from reviewer.signing import Signer
+        from reviewer.github.client import GitHubClient
+        from reviewer.github.signing import Signer
 
         # Nothing is signed or read back here: the client only reads the pull request.
         signer = Signer(b"", str(pull))

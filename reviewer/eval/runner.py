@@ -26,6 +26,7 @@ from reviewer.eval.cases import EvalCase
 from reviewer.eval.judge import JudgeError, LLMJudge, Verdict, location_match
 from reviewer.eval.metrics import Pair, greedy_match
 from reviewer.findings import Finding, Usage
+from reviewer.wording import plural
 from reviewer.workspace import repository_root, resolve_commit
 
 JudgeKind = Literal["llm", "location"]
@@ -94,7 +95,7 @@ def _line(run: CaseRun, seconds: float) -> str:
     reused = " (review from cache)" if run.review_cached else ""
     return (
         f"{name}: {found}/{len(run.case.expected)} expected found, "
-        f"{len(run.review['findings'])} findings, {seconds:.1f}s{reused}"
+        f"{plural(len(run.review['findings']), 'finding')}, {seconds:.1f}s{reused}"
     )
 
 
