@@ -201,7 +201,8 @@ def _page(result: ReviewResult, title: str, redact: Callable[[str], str]) -> _Pa
             if len(result.rule_files) > MAX_LISTED_RULE_FILES
             else []
         ),
-        "footer": f"{usage_text(result)} · reviewer {__version__}",
+        # The cost line names the model, a value from the settings: made safe like the rest.
+        "footer": neutralize_line(f"{usage_text(result)} · reviewer {__version__}", redact=redact),
     }
     # Counts are of the whole review: a list may be cut to fit, its count never is.
     values["suppressed_count"] = f"{len(result.suppressed):,}"
