@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
-from pathlib import Path
 
 from reviewer.anchor import merge_duplicates, split_reported
 from reviewer.config import settings_notes
@@ -29,9 +28,11 @@ from reviewer.github.memory import (
 )
 from reviewer.github.posting import closing_line, post
 from reviewer.github.pull import OpenPull, open_pull
+from reviewer.github.run_files import write_run_files
 from reviewer.progress import Progress
 from reviewer.redact import Redactor
-from reviewer.report import render, write_report
+from reviewer.report import render
+from reviewer.report.common import tokens_and_cost_text
 from reviewer.report.github import annotations
 from reviewer.review import Review, ReviewRequest, run_review
 from reviewer.wording import plural
@@ -51,10 +52,7 @@ def review_pull(context: ActionsContext, env: Mapping[str, str]) -> int:
     log(scope.note)
     review = _review(pr, context, scope.only, scope.since, config_name)
     result = _with_open_findings(review, previous, full)
-    report_path = Path(
-        env.get("REVIEWER_REPORT") or Path(env.get("RUNNER_TEMP") or ".") / "reviewer-report.json"
-    )
-    write_report(result, "json", report_path)
+    run_files = write_run_files(result, env)
     state = next_state(
         previous,
         root=pr.root,
@@ -96,10 +94,10 @@ def review_pull(context: ActionsContext, env: Mapping[str, str]) -> int:
         {
             "findings": str(open_count),
             "highest-severity": highest.value if highest else "none",
-            "report": str(report_path),
             "review-url": posting.review_url,
             "summary-url": posting.summary_url,
             "status": result.status,
+            **run_files,
         },
     )
     if not result.complete:
@@ -112,6 +110,7 @@ def review_pull(context: ActionsContext, env: Mapping[str, str]) -> int:
     opened = plural(open_count, "open finding")
     if highest is not None:
         opened += f", highest severity {highest.value}"
+    log(tokens_and_cost_text(result))
     log(closing_line(result, posting, existing is not None, opened, int(code)))
     return int(code)
 

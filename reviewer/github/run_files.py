@@ -1,0 +1,47 @@
+"""What a run of `reviewer github` leaves for the rest of the workflow besides what it posts:
+the report files (JSON, and SARIF for code scanning) and the outputs that say what the
+review used and cost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from reviewer.findings import ReviewResult
+from reviewer.report import write_report
+
+REPORT_NAME = "reviewer-report.json"
+
+
+def report_path(env: Mapping[str, str]) -> Path:
+    """REVIEWER_REPORT, else the runner's temporary folder (outside the checkout, so the
+    report is never mistaken for a file of the repository)."""
+    return Path(env.get("REVIEWER_REPORT") or Path(env.get("RUNNER_TEMP") or ".") / REPORT_NAME)
+
+
+def sarif_path(report: Path) -> Path:
+    """The SARIF file beside the JSON report: same folder, same name, `.sarif`."""
+    beside = report.with_suffix(".sarif")
+    return beside if beside != report else report.with_name(report.name + ".sarif")
+
+
+def write_run_files(result: ReviewResult, env: Mapping[str, str]) -> dict[str, str]:
+    """The JSON report and the SARIF log of the review, written on every run that reviewed
+    (an empty SARIF log too: an upload of it closes the alerts of fixed findings), and the
+    outputs naming them and the run's usage."""
+    report = report_path(env)
+    write_report(result, "json", report)
+    sarif = sarif_path(report)
+    write_report(result, "sarif", sarif)
+    return {"report": str(report), "sarif": str(sarif), **usage_outputs(result)}
+
+
+def usage_outputs(result: ReviewResult) -> dict[str, str]:
+    """`tokens`: what the server counted for this run's requests; `cost`: USD with four
+    decimals, empty when the model has no price (the log and the reports say so)."""
+    cost = result.cost_usd if result.price is not None else None
+    return {
+        "tokens": str(result.usage.total_tokens),
+        "cost": "" if cost is None else f"{cost:.4f}",
+    }
