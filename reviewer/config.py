@@ -32,6 +32,7 @@ COMMAND_VARIABLES: Mapping[str, str] = {
     "REVIEWER_FULL_REVIEW": "review the whole pull request (the Action's `full-review`)",
     "REVIEWER_STATE_KEY": "secret that signs the bot's memory (the Action's `state-key`)",
     "REVIEWER_BOT_LOGIN": "login the token posts as (the Action's `bot-login`)",
+    "REVIEWER_DRY_RUN": "show the plan, ask no model, post nothing (the Action's `dry-run`)",
     "REVIEWER_PR": "pull request number of a workflow_dispatch run",
     "REVIEWER_REPORT": "path of the JSON report of `reviewer github`",
     "REVIEWER_JUDGE_MODEL": "the model `reviewer eval` judges with (`--judge-model`)",

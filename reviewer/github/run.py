@@ -18,6 +18,7 @@ from reviewer.github.actions import (
     load_context,
     write_outputs,
 )
+from reviewer.github.dry_run import dry_run_asked, plan_pull
 from reviewer.github.review_flow import review_pull
 from reviewer.report.mdtext import neutralize
 
@@ -32,6 +33,8 @@ def run_github(environ: Mapping[str, str] | None = None) -> int:
             add_mask(env.get(name))
     try:
         context = load_context(env)
+        if dry_run_asked(env):  # the plan only: no model, so no API key either
+            return plan_pull(context, env)
         _require_model_key(context, env)
         return review_pull(context, env)
     except ReviewerError as exc:

@@ -1,0 +1,86 @@
+"""`reviewer github` with `dry-run: true`: the plan of what this run would review, and
+nothing else. It reads the pull request and the bot's memory as a real run does, so the plan
+is of the same files (all of them, or what no complete run has reviewed yet); then it prints
+the plan, writes it as JSON (the `report` output) and into the job summary, and stops. No
+model is asked, nothing is posted, no API key is needed, and it exits 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from reviewer.config import settings_notes
+from reviewer.context import ChangeInfo
+from reviewer.dryrun import plan_review
+from reviewer.errors import ExitCode, ReviewerError
+from reviewer.github.actions import ActionsContext, append_summary, log, write_outputs
+from reviewer.github.memory import our_summary, review_scope
+from reviewer.github.pull import open_pull
+from reviewer.github.run_files import report_path
+from reviewer.progress import Progress
+from reviewer.report import write_text
+from reviewer.report.mdtext import fence, neutralize_line
+from reviewer.report.plan import render_plan_json, render_plan_text
+from reviewer.review import ReviewRequest
+
+DRY_RUN = "dry-run"
+_TRUE = ("true", "1", "yes")
+_FALSE = ("false", "0", "no", "")
+
+
+def dry_run_asked(env: Mapping[str, str]) -> bool:
+    """REVIEWER_DRY_RUN (the `dry-run` input). A value that is neither true nor false is an
+    error: a misspelt `true` must not turn into a real, paid review."""
+    value = (env.get("REVIEWER_DRY_RUN") or "").strip().lower()
+    if value in _TRUE or value in _FALSE:
+        return value in _TRUE
+    raise ReviewerError(
+        f"REVIEWER_DRY_RUN (the action's dry-run input) is {value!r}: set it to true or false"
+    )
+
+
+def plan_pull(context: ActionsContext, env: Mapping[str, str]) -> int:
+    pr = open_pull(context, env)
+    _existing, previous = our_summary(pr.client, pr.pull)
+    full = (env.get("REVIEWER_FULL_REVIEW") or "").strip().lower() in _TRUE
+    scope, _state = review_scope(
+        pr.root, previous, pr.changed_paths(), pr.merge_base, pr.head_sha, full=full
+    )
+    config_name = env.get("REVIEWER_CONFIG") or None
+    for note in settings_notes(pr.root, pr.base_sha, None, config_name):
+        log(note)
+    log(f"dry run: {scope.note}")
+    progress = Progress()
+    try:
+        plan = plan_review(
+            ReviewRequest(
+                repo=pr.root,
+                base=pr.base_sha,
+                head=pr.head_sha,
+                config_name=config_name,
+                only=scope.only,
+                since=scope.since,
+                info=ChangeInfo(pr.info.title, pr.info.body, context.repository),
+                keep_transcript=False,
+                announce_settings=False,
+            ),
+            events=progress,
+        )
+    finally:
+        progress.done()
+    text = render_plan_text(plan)
+    # On stderr, line by line: the runner reads no workflow command from a log line.
+    for line in text.splitlines():
+        log(line)
+    report = report_path(env)
+    write_text(render_plan_json(plan), report, what="plan")
+    append_summary(
+        context.summary_file,
+        "## AI review: dry run\n\n"
+        f"This run: {neutralize_line(scope.note)}. No model was asked and nothing was posted; "
+        "this is what a run with `dry-run: false` would review.\n\n"
+        f"{fence(text.rstrip(), 'text')}\n",
+    )
+    write_outputs(context.output_file, {"status": DRY_RUN, "report": str(report)})
+    log(f"done ({DRY_RUN}, exit 0): asked no model, posted nothing; the plan is in {report}")
+    return int(ExitCode.OK)
