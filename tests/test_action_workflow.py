@@ -51,6 +51,8 @@ BOT_LOGIN = "reviewer-app[bot]"
 PULL_ID = "acme/shop#7"
 INSTRUCTIONS = "Check that every average handles an empty list."
 PYTHON_VERSION = f"{sys.version_info.major}.{sys.version_info.minor}"
+# A price for the fake model, so the run has a cost to put in its `cost` output.
+PRICE = '[prices."fake-model"]\ninput = 2.5\noutput = 10.0\n'
 # A proxy nobody listens on: any request that is not for 127.0.0.1 fails at once.
 NO_NETWORK = "http://127.0.0.1:9"
 ACT_TIMEOUT = 240
@@ -146,6 +148,7 @@ class ActRun:
     outputs: dict[str, str]
     summary: str
     report: dict[str, Any]
+    sarif: dict[str, Any]
     cache: dict[str, str]
     checkout: dict[str, str]
     llm_bodies: list[Any]
@@ -155,7 +158,7 @@ class ActRun:
 def shop(repo: GitRepo) -> GitRepo:
     """The user's repository: settings on the base branch, the pull request on `feature`."""
     repo.write("app.py", BASE_APP)
-    repo.write(".github/reviewer.toml", f'instructions = "{INSTRUCTIONS}"\n')
+    repo.write(".github/reviewer.toml", f'instructions = "{INSTRUCTIONS}"\n{PRICE}')
     repo.commit("base")
     repo.git("checkout", "-q", "-b", "feature")
     repo.write("app.py", HEAD_APP)
@@ -256,6 +259,7 @@ def run_workflow(github: FakeGitHub, shop: GitRepo, wheelhouse: Path, tmp_path: 
         outputs=json.loads(read("outputs.json")),
         summary=job_summary(log),
         report=json.loads(read("report.json")),
+        sarif=json.loads(read("report.sarif")),
         cache=json.loads(read("cache.json")),
         checkout=json.loads(read("checkout.json")),
         llm_bodies=bodies,
@@ -290,9 +294,15 @@ def test_the_readme_workflow_runs_the_action_as_github_does(
         "report": run.outputs["report"],
         "review-url": review["html_url"],
         "summary-url": summary["html_url"],
+        "sarif": str(Path(run.outputs["report"]).with_suffix(".sarif")),
+        "tokens": str(run.report["usage"]["total_tokens"]),
+        "cost": f"{run.report['cost']['usd']:.4f}",
     }
     assert run.outputs["report"].endswith("reviewer-report.json")
     assert run.report["status"] == "complete"
+    assert run.report["usage"]["total_tokens"] > 0 and run.report["cost"]["usd"] > 0
+    (sarif_run,) = run.sarif["runs"]
+    assert [r["ruleId"] for r in sarif_run["results"]] == ["bug"]
     assert [f["title"] for f in run.report["findings"]] == ["Division by zero on an empty list"]
 
     # What was posted: one review with the inline comment, one summary comment.

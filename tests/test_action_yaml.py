@@ -35,9 +35,12 @@ WORKFLOWS = sorted(
 YAML_FILES = [ACTION, *WORKFLOWS, *sorted((PROJECT / "tests" / "action").glob("*/action.yml"))]
 # Where `uses:` may name this action: `./` in this repository, the placeholder elsewhere.
 THIS_ACTION = ("./", "OWNER/reviewer@v1")
-# `owner/name@<full commit sha> # vX.Y.Z`: a commit cannot move, and the comment says which
-# release it is.
-PINNED = re.compile(r"[\w.-]+/[\w.-]+@(?P<sha>[0-9a-f]{40}) # (?P<version>v\d+\.\d+\.\d+)")
+# `owner/name[/path]@<full commit sha> # vX.Y.Z`: a commit cannot move, and the comment says
+# which release it is (a path names an action inside a repository, as
+# github/codeql-action/upload-sarif).
+PINNED = re.compile(
+    r"[\w.-]+/[\w.-]+(?:/[\w.-]+)*@(?P<sha>[0-9a-f]{40}) # (?P<version>v\d+\.\d+\.\d+)"
+)
 EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
 
 
