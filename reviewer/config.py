@@ -8,6 +8,7 @@ so a change under review cannot rewrite the rules it is judged by.
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -40,6 +41,8 @@ COMMAND_VARIABLES: Mapping[str, str] = {
     "REVIEWER_JUDGE_API_KEY": "the API key of `reviewer eval`'s judge",
     "REVIEWER_EVAL_GIT_BASE": "where `reviewer eval` clones benchmark repositories from",
 }
+# `@` and a GitHub login: letters, digits and single hyphens, 39 characters at most.
+_MENTION = re.compile(r"@[A-Za-z0-9](?:-?[A-Za-z0-9]){0,38}")
 FailOn = Literal["critical", "high", "medium", "low", "info", "none"]
 
 
@@ -107,6 +110,18 @@ class Settings(BaseModel):
         4, ge=1, le=32, description="Batches of a large change reviewed at the same time."
     )
 
+    # Questions in the pull request's threads (the GitHub Action's comment triggers).
+    mention: str = Field(
+        "@reviewer",
+        description="How people call the bot in a comment (a mention, `@` and a login); a "
+        "comment that says it outside code and quotes is a question for the bot.",
+    )
+    answer_to: Literal["author-and-writers", "anyone"] = Field(
+        "author-and-writers",
+        description="Who may ask the bot a question or `/review`: the pull request's author "
+        "and people with write access, or anyone (every answer is a paid model request).",
+    )
+
     # What the model costs, when the shipped table does not know it (or is out of date).
     prices: dict[str, Price] = Field(
         default_factory=dict,
@@ -139,6 +154,16 @@ class Settings(BaseModel):
         value = value.strip()
         if not value or any(not char.isprintable() for char in value):
             raise ValueError("a language is a name on one line, e.g. English or Deutsch")
+        return value
+
+    @field_validator("mention")
+    @classmethod
+    def _a_mention(cls, value: str) -> str:
+        value = value.strip()
+        if not _MENTION.fullmatch(value):
+            raise ValueError(
+                "a mention is `@` and a GitHub login (letters, digits, hyphens), e.g. @reviewer"
+            )
         return value
 
     def fails(self, severity: Severity) -> bool:

@@ -35,6 +35,8 @@ from reviewer.workspace.globs import basename_or_path_matcher
 from reviewer.workspace.paths import quote_path
 
 PROMPT_NAMES = ("system.md.j2", "task.md.j2")
+# An answer to a question in a thread (reviewer/answer.py); overridable the same way.
+ANSWER_PROMPT_NAMES = ("answer_system.md.j2", "answer_task.md.j2")
 OVERRIDE_DIR = ".reviewer/prompts"
 # Share of the context window the first message (diff included) may take; the rest is for
 # the investigation and the reply.
@@ -261,7 +263,7 @@ def build_plan(
     files = {f.path: f for f in change.files}
     reviewed = [files[c.path] for c in coverage if c.reviewed]
     skipped = [c for c in coverage if not c.reviewed]
-    environment = _environment(root, config_revision)
+    environment = prompt_environment(root, config_revision)
     # The team's rule files, at the base like the settings; each part gets those for its files.
     rules = load_rule_files(root, config_revision, settings.rule_files, [f.path for f in reviewed])
     rules_limit = total_limit(settings.context_window, CHARS_PER_TOKEN, TASK_SHARE)
@@ -277,7 +279,7 @@ def build_plan(
         "files": [],
         "other_files": [],
         "more_files": 0,
-        "fence": _fence_for(info.description + info.title),
+        "fence": fence_for(info.description + info.title),
         "batch": "",
     }
     system = environment.get_template("system.md.j2").render(values)
@@ -460,7 +462,7 @@ def _path_instructions(settings: Settings, paths: list[str]) -> list[tuple[str, 
     return chosen
 
 
-def _fence_for(text: str) -> str:
+def fence_for(text: str) -> str:
     """A fence longer than any run of backticks in the untrusted text, so it cannot close it."""
     longest = run = 0
     for char in text:
@@ -469,13 +471,15 @@ def _fence_for(text: str) -> str:
     return "`" * max(3, longest + 1)
 
 
-def _environment(root: Path, config_revision: str | None) -> SandboxedEnvironment:
-    """Templates from the repository's base revision first, then the packaged ones.
+def prompt_environment(
+    root: Path, config_revision: str | None, names: tuple[str, ...] = PROMPT_NAMES
+) -> SandboxedEnvironment:
+    """Templates `names` from the repository's base revision first, then the packaged ones.
 
     The sandboxed environment matters: an override comes from the repository.
     """
     overrides: dict[str, str] = {}
-    for name in PROMPT_NAMES:
+    for name in names:
         text = _read_override(root, name, config_revision)
         if text is not None:
             overrides[name] = text

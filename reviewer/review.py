@@ -270,14 +270,7 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
         number = plan.batches.index(batch) + 1
         part_events = events.for_part(number, len(plan.batches), batch.label) if events else None
         agent = Agent(
-            model=ChatModel(
-                settings,
-                profile=profile,
-                on_retry=events.retrying if events else None,
-                on_note=(lambda text: events.note(f"model endpoint: {text}")) if events else None,
-                tool_names=TOOL_NAMES,
-                connection=connection,
-            ),
+            model=chat_model(settings, events, profile, connection, TOOL_NAMES),
             workspace=workspace,
             settings=settings,
             final=ReviewSubmission(
@@ -298,6 +291,24 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
         with ThreadPoolExecutor(max_workers=min(settings.concurrency, len(plan.batches))) as pool:
             outcomes = list(pool.map(review_batch, plan.batches))
     return result(list(zip(plan.batches, outcomes, strict=True)))
+
+
+def chat_model(
+    settings: Settings,
+    events: AgentEvents | None,
+    profile: ServerProfile,
+    connection: Connection,
+    tool_names: frozenset[str],
+) -> ChatModel:
+    """The model one loop talks to; `profile` and `connection` are shared by a review's loops."""
+    return ChatModel(
+        settings,
+        profile=profile,
+        on_retry=events.retrying if events else None,
+        on_note=(lambda text: events.note(f"model endpoint: {text}")) if events else None,
+        tool_names=tool_names,
+        connection=connection,
+    )
 
 
 def _rule_files_note(plan: ReviewPlan) -> str:

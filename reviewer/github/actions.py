@@ -16,7 +16,9 @@ from reviewer.errors import ReviewerError
 from reviewer.sinks import command_line
 from reviewer.sinks import log as sinks_log
 
-SUPPORTED_EVENTS = ("pull_request", "pull_request_target", "workflow_dispatch")
+# A comment starts a run that answers it (github/answer_flow.py); the others review.
+COMMENT_EVENTS = ("pull_request_review_comment", "issue_comment")
+SUPPORTED_EVENTS = ("pull_request", "pull_request_target", "workflow_dispatch", *COMMENT_EVENTS)
 DEFAULT_API_URL = "https://api.github.com"
 
 
@@ -35,6 +37,24 @@ class PullRequestRef:
 
 
 @dataclass(frozen=True)
+class CommentRef:
+    """The comment a comment event is about (research file, "Events"): a review comment
+    (`pull_request_review_comment`: in a thread on a line) or a comment on the conversation
+    (`issue_comment`, of an issue or a pull request)."""
+
+    id: int
+    action: str  # created, edited or deleted
+    body: str
+    author: str
+    # A review comment, in a thread whose first comment is `thread_id`; else a PR comment.
+    in_thread: bool
+    thread_id: int | None
+    # An issue's comment events come to the same workflow: they are not questions for us.
+    on_pull_request: bool
+    pull_author: str
+
+
+@dataclass(frozen=True)
 class ActionsContext:
     event_name: str
     repository: str
@@ -47,6 +67,8 @@ class ActionsContext:
     summary_file: Path | None
     run_url: str | None
     run_id: str
+    # The comment that started the run, for the comment events; None for the others.
+    comment: CommentRef | None = None
 
     @property
     def owner_and_name(self) -> tuple[str, str]:
@@ -72,7 +94,10 @@ def load_context(environ: Mapping[str, str]) -> ActionsContext:
             f"`reviewer github` reviews pull requests (events: {', '.join(SUPPORTED_EVENTS)}); "
             f"this run is '{event_name or 'unknown'}'"
         )
-    pull = _pull_request(event_name, event, environ)
+    if event_name in COMMENT_EVENTS:
+        pull, comment = _comment(event_name, event)
+    else:
+        pull, comment = _pull_request(event_name, event, environ), None
     server = environ.get("GITHUB_SERVER_URL", "https://github.com").rstrip("/")
     run_id = environ.get("GITHUB_RUN_ID", "")
     attempt = environ.get("GITHUB_RUN_ATTEMPT", "1")
@@ -88,6 +113,7 @@ def load_context(environ: Mapping[str, str]) -> ActionsContext:
         summary_file=_optional_path(environ.get("GITHUB_STEP_SUMMARY")),
         run_url=f"{server}/{repository}/actions/runs/{run_id}" if run_id else None,
         run_id=f"{run_id}-{attempt}" if run_id else secrets.token_hex(6),
+        comment=comment,
     )
 
 
@@ -138,6 +164,65 @@ def _pull_request(
         body=pull.get("body") or "",
         # A deleted fork has no head repo: treat it as a fork (its token is read-only).
         is_fork=not head_repo or head_repo.get("full_name") != base_repo,
+    )
+
+
+def _comment(event_name: str, event: dict[str, Any]) -> tuple[PullRequestRef, CommentRef]:
+    """The pull request and the comment of a comment event. `issue_comment` has no
+    pull_request object: its issue's number is the pull request's, its shas are read later."""
+    comment = event.get("comment")
+    if not isinstance(comment, dict) or not isinstance(comment.get("id"), int):
+        raise ReviewerError(f"the {event_name} event has no comment object with an id")
+    author = str((comment.get("user") or {}).get("login") or "")
+    if event_name == "pull_request_review_comment":
+        pull = _pull_request(event_name, event, {})
+        root = comment.get("in_reply_to_id")
+        return pull, CommentRef(
+            id=comment["id"],
+            action=str(event.get("action") or ""),
+            body=str(comment.get("body") or ""),
+            author=author,
+            in_thread=True,
+            thread_id=root if isinstance(root, int) else comment["id"],
+            on_pull_request=True,
+            pull_author=str(((event.get("pull_request") or {}).get("user") or {}).get("login")),
+        )
+    issue = event.get("issue")
+    if not isinstance(issue, dict) or not isinstance(issue.get("number"), int):
+        raise ReviewerError("the issue_comment event has no issue object with a number")
+    return PullRequestRef(number=issue["number"]), CommentRef(
+        id=comment["id"],
+        action=str(event.get("action") or ""),
+        body=str(comment.get("body") or ""),
+        author=author,
+        in_thread=False,
+        thread_id=None,
+        on_pull_request=bool(issue.get("pull_request")),
+        pull_author=str((issue.get("user") or {}).get("login") or ""),
+    )
+
+
+def require_model_key(context: ActionsContext, env: Mapping[str, str]) -> None:
+    """Before anything is read or posted. A fork's `pull_request` run gets no secrets
+    (GitHub's rule), which is worth its own explanation."""
+    if (env.get("OPENAI_API_KEY") or "").strip():
+        return
+    if context.pull_request.is_fork and context.comment is not None:
+        raise ReviewerError(
+            "this pull request comes from a fork, and GitHub gives the workflows of its review "
+            "comments no secrets, so OPENAI_API_KEY is empty; ask in a comment on the pull "
+            "request instead (issue_comment runs in the base repository, with its secrets)"
+        )
+    if context.pull_request.is_fork:
+        raise ReviewerError(
+            "this pull request comes from a fork, and GitHub gives workflows that a fork "
+            "triggers no secrets, so OPENAI_API_KEY is empty and nothing was reviewed; a "
+            "maintainer can review it with workflow_dispatch, or the workflow can use "
+            "pull_request_target (see docs/examples/review.yml in reviewer)"
+        )
+    raise ReviewerError(
+        "missing the API key (OPENAI_API_KEY): pass `api-key: ${{ secrets.OPENAI_API_KEY }}` "
+        "to the action (any value works for a local server)"
     )
 
 

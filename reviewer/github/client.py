@@ -185,6 +185,14 @@ class GitHubClient:
 
         return self._read(find, "read the PR's comments")
 
+    def review_comments(self, pull: PullRequest) -> list[Any]:
+        """Every review comment of the pull request, each thread's root before its replies."""
+        return self._read(lambda: list(pull.get_review_comments()), "read the PR's review comments")
+
+    def issue_comments(self, pull: PullRequest) -> list[Any]:
+        """Every comment of the pull request's conversation, oldest first."""
+        return self._read(lambda: list(pull.get_issue_comments()), "read the PR's comments")
+
     def permission(self, login: str) -> str:
         """`admin`, `write`, `read` or `none`: what `login` may do in the repository, as GitHub
         folds roles (`maintain` is write, `triage` read). Asked once per login and run."""

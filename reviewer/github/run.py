@@ -1,6 +1,7 @@
 """`reviewer github`: the Action's entry. It reads the run's event and hands it to the flow for
-that trigger; a run that cannot review says so in an annotation, the job summary and the
-`status` output, and exits 2.
+that trigger: a pull request's event (or a manual run) to the review, a comment to the answer
+(github/answer_flow.py). A run that cannot review says so in an annotation, the job summary
+and the `status` output, and exits 2.
 """
 
 from __future__ import annotations
@@ -11,13 +12,14 @@ from pathlib import Path
 
 from reviewer.errors import ReviewerError
 from reviewer.github.actions import (
-    ActionsContext,
     add_mask,
     append_summary,
     emit_command,
     load_context,
+    require_model_key,
     write_outputs,
 )
+from reviewer.github.answer_flow import answer_comment
 from reviewer.github.dry_run import dry_run_asked, plan_pull
 from reviewer.github.review_flow import review_pull
 from reviewer.report.mdtext import neutralize
@@ -33,31 +35,15 @@ def run_github(environ: Mapping[str, str] | None = None) -> int:
             add_mask(env.get(name))
     try:
         context = load_context(env)
+        if context.comment is not None:
+            return answer_comment(context, env)
         if dry_run_asked(env):  # the plan only: no model, so no API key either
             return plan_pull(context, env)
-        _require_model_key(context, env)
+        require_model_key(context, env)
         return review_pull(context, env)
     except ReviewerError as exc:
         _say_not_reviewed(env, str(exc))
         raise
-
-
-def _require_model_key(context: ActionsContext, env: Mapping[str, str]) -> None:
-    """Before anything is read or posted. A fork's `pull_request` run gets no secrets
-    (GitHub's rule), which is worth its own explanation."""
-    if (env.get("OPENAI_API_KEY") or "").strip():
-        return
-    if context.pull_request.is_fork:
-        raise ReviewerError(
-            "this pull request comes from a fork, and GitHub gives workflows that a fork "
-            "triggers no secrets, so OPENAI_API_KEY is empty and nothing was reviewed; a "
-            "maintainer can review it with workflow_dispatch, or the workflow can use "
-            "pull_request_target (see docs/examples/review.yml in reviewer)"
-        )
-    raise ReviewerError(
-        "missing the API key (OPENAI_API_KEY): pass `api-key: ${{ secrets.OPENAI_API_KEY }}` "
-        "to the action (any value works for a local server)"
-    )
 
 
 def _say_not_reviewed(env: Mapping[str, str], message: str) -> None:

@@ -1,0 +1,94 @@
+"""What a comment asks of the bot, and whether its author may ask.
+
+A comment is for the bot when it mentions it (the `mention` setting, `@reviewer` by default)
+in its own words: a mention inside code (`` `@reviewer` ``, a code block) or in a quoted
+line (`> @reviewer ...`, as GitHub's "Quote reply" writes) is not a call. GitHub does not
+notify for those either, and a quote of an earlier question must not ask it again.
+`/review` as the first word of a comment on the pull request (after the mention, if any)
+asks for a full review.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from markdown_it import MarkdownIt
+
+REVIEW_COMMAND = "/review"
+ANYONE = "anyone"
+
+_PARSER = MarkdownIt("commonmark")
+
+
+@dataclass(frozen=True)
+class Ask:
+    """A comment's request: a question (its whole text) or a full review."""
+
+    kind: Literal["question", "review"]
+    text: str
+
+
+def read_ask(body: str, mention: str, *, on_conversation: bool) -> Ask | None:
+    """The request in `body`, or None when the comment is not for the bot.
+    `on_conversation`: a comment on the pull request's conversation, where `/review` works."""
+    words = body.split()
+    if words and _is_mention(words[0], mention):
+        words = words[1:]
+    if on_conversation and words and words[0].lower() == REVIEW_COMMAND:
+        return Ask("review", body)
+    if mentions(body, mention):
+        return Ask("question", body)
+    return None
+
+
+def mentions(body: str, mention: str) -> bool:
+    """Whether `body` calls `mention` in prose: not in code, not in a quote."""
+    pattern = _mention_pattern(mention)
+    return any(pattern.search(text) for text in _prose(body))
+
+
+def refusal(
+    asker: str, pull_author: str, answer_to: str, may_write: Callable[[str], bool]
+) -> str | None:
+    """Why `asker` may not ask (a phrase for the log), or None when they may. Every answer is
+    a paid model request, and on a public repository anyone can comment."""
+    if answer_to == ANYONE or (asker and asker == pull_author):
+        return None
+    if asker and may_write(asker):
+        return None
+    return (
+        f"{asker or 'the author'} is neither the pull request's author nor has write access, "
+        'and answer_to is "author-and-writers"'
+    )
+
+
+def _mention_pattern(mention: str) -> re.Pattern[str]:
+    # A login ends where letters, digits and hyphens end; `@reviewer` is not `@reviewers`,
+    # `@reviewer-bot` nor `me@reviewer.example`.
+    return re.compile(rf"(?<![\w@./-]){re.escape(mention)}(?![\w-])", re.IGNORECASE)
+
+
+def _is_mention(word: str, mention: str) -> bool:
+    return _mention_pattern(mention).fullmatch(word.rstrip(",:;")) is not None
+
+
+def _prose(body: str) -> list[str]:
+    """The text of `body` a reader sees as prose: every inline run outside block quotes,
+    with inline code, HTML and link targets left out."""
+    texts: list[str] = []
+    quoted = 0
+    for token in _PARSER.parse(body):
+        if token.type == "blockquote_open":
+            quoted += 1
+        elif token.type == "blockquote_close":
+            quoted -= 1
+        elif token.type == "inline" and not quoted:
+            texts.append(
+                "".join(
+                    child.content if child.type == "text" else " " for child in token.children or ()
+                )
+            )
+    return texts
