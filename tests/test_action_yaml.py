@@ -236,3 +236,26 @@ def test_the_readme_block_is_the_workflow_the_tests_run() -> None:
     checkout = tested_steps[0]["with"]
     assert checkout == shown["steps"][0]["with"]
     assert set(tested_steps[1]["with"]) == set(action()["inputs"])  # every input at once
+
+
+def test_the_example_starts_a_job_only_for_new_comments_that_call_the_bot() -> None:
+    """Questions (README "Questions in threads"): the comment triggers, new comments only; a
+    job only when a comment mentions the bot's default `mention` or starts with /review and
+    is not a bot's; replies need pull-requests: write, and contents stays read (write would
+    also let the job push)."""
+    example = load(PROJECT / "docs" / "examples" / "review.yml")
+    triggers = example.get("on", example.get(True))  # YAML 1.1 reads a bare `on` as true
+    for event in ("pull_request_review_comment", "issue_comment"):
+        assert triggers[event] == {"types": ["created"]}
+    assert example["permissions"] == {"contents": "read", "pull-requests": "write"}
+    condition = " ".join(example["jobs"]["review"]["if"].split())
+    mention = Settings.model_fields["mention"].default
+    for event in ("pull_request_review_comment", "issue_comment"):
+        clause = condition.split(f"github.event_name == '{event}'", 1)[1].split("|| (", 1)[0]
+        assert f"contains(github.event.comment.body, '{mention}')" in clause
+        assert "github.event.comment.user.type != 'Bot'" in clause
+    assert "startsWith(github.event.comment.body, '/review')" in condition
+    assert "github.event.issue.pull_request" in condition
+    # A question never cancels a review in progress, nor another question.
+    assert "format('question-{0}', github.event.comment.id)" in example["concurrency"]["group"]
+    assert example["concurrency"]["cancel-in-progress"] == "${{ !github.event.comment }}"

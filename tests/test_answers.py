@@ -166,7 +166,8 @@ def test_someone_without_write_access_gets_no_model_request(pr: PullRequest, bod
             [answer("Yes.")],
             REVIEWER_ANSWER_TO="anyone",
         )
-        assert run.code == 0, run.err and len(run.llm_bodies) == 1
+        assert run.code == 0, run.err
+        assert len(run.llm_bodies) == 1
 
 
 def test_slash_review_runs_a_full_review(pr: PullRequest) -> None:
