@@ -247,7 +247,13 @@ def test_the_example_starts_a_job_only_for_new_comments_that_call_the_bot() -> N
     triggers = example.get("on", example.get(True))  # YAML 1.1 reads a bare `on` as true
     for event in ("pull_request_review_comment", "issue_comment"):
         assert triggers[event] == {"types": ["created"]}
-    assert example["permissions"] == {"contents": "read", "pull-requests": "write"}
+    # contents stays read (write would let the job push); security-events is the optional
+    # code-scanning upload's.
+    assert example["permissions"] == {
+        "contents": "read",
+        "pull-requests": "write",
+        "security-events": "write",
+    }
     condition = " ".join(example["jobs"]["review"]["if"].split())
     mention = Settings.model_fields["mention"].default
     for event in ("pull_request_review_comment", "issue_comment"):
