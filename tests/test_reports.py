@@ -987,3 +987,15 @@ def test_sarif_run_carries_tokens_and_cost() -> None:
     assert (props["tokens"], props["cachedPromptTokens"]) == (14_690, 10_000)
     assert props["costUsd"] == round(COMPLETE.cost_usd or 0, 6) and props["costUsd"] > 0
     assert sarif_run(CLEAN)["properties"]["reviewer"]["costUsd"] is None
+
+
+def test_a_review_with_nothing_suppressed_does_not_mention_the_threshold() -> None:
+    # "_0 more below the reporting threshold, not listed here to fit the size limit_" was on
+    # every summary comment of a review with no suppressed findings.
+    from reviewer.report.github import summary_comment
+
+    clean = dataclasses.replace(COMPLETE, suppressed=())
+    for text in (render_markdown(clean), summary_comment(clean, state_line="", notes=())):
+        assert "below the reporting threshold" not in text
+    one = render_markdown(dataclasses.replace(COMPLETE, suppressed=COMPLETE.findings[:1]))
+    assert "1 more below the reporting threshold" in one

@@ -205,7 +205,8 @@ def _page(result: ReviewResult, title: str, redact: Callable[[str], str]) -> _Pa
         "footer": neutralize_line(f"{usage_text(result)} · reviewer {__version__}", redact=redact),
     }
     # Counts are of the whole review: a list may be cut to fit, its count never is.
-    values["suppressed_count"] = f"{len(result.suppressed):,}"
+    # Empty, not "0", when there are none: the template says the count only if there is one.
+    values["suppressed_count"] = f"{len(result.suppressed):,}" if result.suppressed else ""
     values["skipped_count"] = f"{sum(len(paths) for _reason, paths in skipped):,}"
     values["reviewed_count"] = f"{reviewed_count(result):,}" if reviewed_count(result) else ""
     values["counts_sentence"] = counts_sentence(result)
