@@ -167,6 +167,23 @@ class RuleFileUse:
 
 
 @dataclass(frozen=True)
+class ClosedFinding:
+    """A finding that no longer counts: fixed (its code changed, at `commit`) or dismissed
+    (by a person on its thread, or by the ignore file: `by`, `how`, `reason`)."""
+
+    fingerprint: str
+    severity: Severity
+    category: str | None
+    path: str
+    title: str
+    state: Literal["fixed", "dismissed"]
+    commit: str = ""
+    by: str = ""
+    how: str = ""
+    reason: str = ""
+
+
+@dataclass(frozen=True)
 class ReviewResult:
     status: Literal["complete", "incomplete"]
     summary: str
@@ -190,6 +207,16 @@ class ReviewResult:
     rule_files: tuple[RuleFileUse, ...] = ()
     # The model's price, when one is known (settings or the shipped table): the cost.
     price: ModelPrice | None = None
+    # Findings of the pull request that were fixed or dismissed; never counted, never posted.
+    closed: tuple[ClosedFinding, ...] = ()
+
+    @property
+    def fixed(self) -> tuple[ClosedFinding, ...]:
+        return tuple(c for c in self.closed if c.state == "fixed")
+
+    @property
+    def dismissed(self) -> tuple[ClosedFinding, ...]:
+        return tuple(c for c in self.closed if c.state == "dismissed")
 
     @property
     def cost_usd(self) -> float | None:

@@ -9,20 +9,17 @@ import pytest
 
 from reviewer.diff import load_change
 from reviewer.findings import FileCoverage, Finding, Severity
+from reviewer.github.carry import OpenFinding, code_hash, open_finding, still_open
 from reviewer.github.memory import (
     CUT_NOTE,
     MAX_STATE_CHARS,
     SUGGESTION_LEFT_OUT,
-    OpenFinding,
     PullState,
-    code_hash,
     is_pull_commit,
     next_state,
-    open_finding,
     read_state,
     review_scope,
     state_line,
-    still_open,
 )
 from reviewer.github.signing import Signer
 from reviewer.report.github import (

@@ -41,6 +41,11 @@ class ReadOnlyToken(GitHubError):
     """Writes are refused (403): a fork's pull request, or a token without pull-requests: write."""
 
 
+class GraphQLForbidden(GitHubError):
+    """GitHub's GraphQL API answered FORBIDDEN: the token lacks a permission (for resolving a
+    review thread, `contents: write`)."""
+
+
 class InvalidAnchors(GitHubError):
     """GitHub refused the review's comments (422): the anchors did not match its diff."""
 
@@ -212,6 +217,24 @@ class GitHubClient:
     def may_write(self, login: str) -> bool:
         """Whether `login` has write, maintain or admin permission on the repository."""
         return self.permission(login) in ("admin", "write")
+
+    def graphql(self, query: str, variables: dict[str, Any], what: str) -> dict[str, Any]:
+        """The `data` of a GraphQL request. GitHub answers errors with HTTP 200 and `errors[]`
+        (PyGithub raises them as a 400); FORBIDDEN becomes GraphQLForbidden."""
+
+        def send() -> dict[str, Any]:
+            try:
+                _, answer = self.gh.requester.graphql_query(query, variables)
+            except GithubException as exc:
+                errors = exc.data.get("errors") if isinstance(exc.data, dict) else None
+                forbidden = [e for e in errors or [] if e.get("type") == "FORBIDDEN"]
+                if forbidden:
+                    message = str(forbidden[0].get("message", ""))[:200]
+                    raise GraphQLForbidden(f"GitHub refused to {what}: {message}", 403) from exc
+                raise
+            return dict(answer.get("data") or {})
+
+        return self._read(send, what)
 
     # --- writing ---------------------------------------------------------------------------
 

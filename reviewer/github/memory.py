@@ -22,21 +22,17 @@ that is not part of this pull request is not used: the run reviews the whole pul
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from reviewer.anchor import placement_of
-from reviewer.diff import Change
-from reviewer.errors import ToolError
-from reviewer.findings import FileCoverage, Finding, Severity, Side
+from reviewer.findings import FileCoverage, Finding, Severity
 from reviewer.gitcmd import run_git
 from reviewer.github.actions import log
+from reviewer.github.carry import OpenFinding, open_finding
 from reviewer.github.signing import Signer
-from reviewer.submission import LineCounter
 from reviewer.wording import plural
 
 if TYPE_CHECKING:
@@ -75,24 +71,6 @@ SUGGESTION_LEFT_OUT = (
     "_(its suggested change did not fit in the pull request's memory: the inline comment or "
     "the first report of this finding has it)_"
 )
-
-
-@dataclass(frozen=True)
-class OpenFinding:
-    """A finding as the state keeps it: enough to find its code again and to show it."""
-
-    fingerprint: str
-    severity: Severity
-    path: str
-    line: int
-    end_line: int | None
-    side: Side
-    title: str
-    body: str = ""
-    category: str | None = None
-    code_hash: str = ""
-    code_lines: int = 0
-    suggestion: str | None = None
 
 
 @dataclass(frozen=True)
@@ -356,99 +334,6 @@ def next_state(
             kept[coverage.path] = blobs.get(coverage.path, "-")
     reviewed_at = previous.reviewed_at if previous else None
     return PullState(head, reviewed_at, kept, opened, dropped, *said)
-
-
-def open_finding(finding: Finding) -> OpenFinding:
-    return OpenFinding(
-        fingerprint=finding.fingerprint,
-        severity=finding.severity,
-        path=finding.path,
-        line=finding.line,
-        end_line=finding.end_line,
-        side=finding.side,
-        title=finding.title,
-        body=finding.body,
-        category=finding.category,
-        code_hash=code_hash(finding.code.split("\n")) if finding.code else "",
-        code_lines=len(finding.code.split("\n")) if finding.code else 0,
-        suggestion=finding.suggestion,
-    )
-
-
-# --- findings that are still open ----------------------------------------------------------
-
-
-def code_hash(lines: list[str]) -> str:
-    folded = "\n".join(" ".join(line.split()) for line in lines)
-    return hashlib.sha256(folded.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-
-
-def still_open(
-    carried: Iterable[OpenFinding], change: Change, counter: LineCounter
-) -> list[Finding]:
-    """The carried findings whose code still stands, placed where it stands now."""
-    found = []
-    for item in carried:
-        located = _find_code(item, change, counter)
-        if located is None:
-            continue
-        line, code = located
-        end = item.end_line + (line - item.line) if item.end_line else None
-        placement, note, end = placement_of(change, item.path, line, end, item.side, False)
-        found.append(
-            Finding(
-                path=item.path,
-                line=line,
-                end_line=end,
-                side=item.side,
-                severity=item.severity,
-                category=item.category,
-                title=item.title,
-                body=item.body,
-                suggestion=item.suggestion,
-                fingerprint=item.fingerprint,
-                placement=placement,
-                placement_note=note,
-                code=code,
-                earlier=True,
-            )
-        )
-    return found
-
-
-def _find_code(item: OpenFinding, change: Change, counter: LineCounter) -> tuple[int, str] | None:
-    """Where the finding's code stands now (nearest its old line) and that code, or None."""
-    text: dict[int, str]
-    if item.side == "LEFT":
-        file = change.file(item.path, "LEFT")
-        if file is None:
-            return None
-        text = {
-            number: dl.text
-            for hunk in file.hunks
-            for dl in hunk.lines
-            if (number := dl.old_line) is not None
-        }
-    else:
-        try:
-            text = dict(enumerate(counter.lines(item.path), start=1))
-        except ToolError:
-            return None
-    if item.code_lines == 0:
-        # Nothing to compare: open while its line still exists.
-        return (item.line, text[item.line]) if item.line in text else None
-    matches: list[tuple[int, list[str]]] = []
-    for start in text:
-        window = [text.get(n) for n in range(start, start + item.code_lines)]
-        if None in window:
-            continue
-        lines = [line for line in window if line is not None]
-        if code_hash(lines) == item.code_hash:
-            matches.append((start, lines))
-    if not matches:
-        return None
-    start, lines = min(matches, key=lambda match: abs(match[0] - item.line))
-    return start, "\n".join(lines)
 
 
 def our_summary(client: GitHubClient, pull: Any) -> tuple[Any | None, PullState | None]:

@@ -18,13 +18,13 @@ from reviewer.context import ChangeInfo
 from reviewer.errors import ExitCode
 from reviewer.findings import Finding, ReviewResult, Severity
 from reviewer.github.actions import ActionsContext, append_summary, emit_command, log, write_outputs
+from reviewer.github.carry import still_open
 from reviewer.github.memory import (
     PullState,
     next_state,
     our_summary,
     review_scope,
     state_line,
-    still_open,
 )
 from reviewer.github.posting import closing_line, post
 from reviewer.github.pull import OpenPull, open_pull
