@@ -86,6 +86,11 @@ class Settings(BaseModel):
     min_severity: Severity = Field(Severity.INFO, description="Findings below are suppressed.")
     max_findings: int = Field(50, ge=0, description="Findings over this are suppressed.")
     fail_on: FailOn = Field("none", description="Exit 1 when a finding is at or above this.")
+    dismiss_by: Literal["writers", "anyone"] = Field(
+        "writers",
+        description="Who may dismiss a finding on GitHub (resolve its thread, react -1, reply "
+        '"won\'t fix"): "writers" (write, maintain or admin permission) or "anyone".',
+    )
 
     # Budgets of the agent loop.
     # Each holds for the whole review, every part of a split review spending from it.

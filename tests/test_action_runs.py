@@ -243,7 +243,10 @@ def test_exit_code_and_outputs_count_new_and_carried_findings_against_fail_on(
     third = pr.run([submit()], REVIEWER_FAIL_ON="high")
     assert third.code == 0, third.err
     assert (third.outputs["findings"], third.outputs["highest-severity"]) == ("1", "medium")
-    assert "Median of an empty list" not in pr.summary()
+    # It is listed as fixed, no longer as an open finding.
+    summary = pr.summary()
+    assert "Median of an empty list: fixed at" in summary
+    assert not re.search(r"^#### .*Median of an empty list", summary, re.MULTILINE)
 
 
 # --- 3: only complete loops review; the next run reviews what they did not ------------------
@@ -439,7 +442,9 @@ def test_a_finding_whose_own_line_changed_is_closed(pr: PullRequest) -> None:
     run = pr.run([submit()], REVIEWER_FAIL_ON="high")
     assert run.code == 0, run.err
     assert (run.outputs["findings"], run.outputs["highest-severity"]) == ("0", "none")
-    assert "Division by zero on an empty list" not in pr.summary()
+    summary = pr.summary()  # listed as fixed, no longer as an open finding
+    assert "Division by zero on an empty list: fixed at" in summary
+    assert not re.search(r"^#### .*Division by zero", summary, re.MULTILINE)
 
 
 def test_a_finding_reported_again_after_its_line_changed_is_open_once_and_new(

@@ -7,7 +7,7 @@ Fail closed, across runs:
   blob), when a run reviewed some files but not all. The next run reviews every other file.
 - A finding stays open until its code changes: a finding is carried by the hash of the code
   it points at, and is open while that code still stands in the file (or, on the LEFT side,
-  among the lines the pull request removes). Dismissal can later be one more filter here.
+  among the lines the pull request removes), unless a person dismissed it (conversation.py).
 
 What the pull request showed stays shown: an open finding keeps its text and suggestion, and
 the state keeps the model's summary of the last complete review it asked, so a run that asks
@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from reviewer.findings import FileCoverage, Finding, Severity
+from reviewer.findings import ClosedFinding, FileCoverage, Finding, Severity
 from reviewer.gitcmd import run_git
 from reviewer.github.actions import log
 from reviewer.github.carry import OpenFinding, open_finding
@@ -84,6 +84,12 @@ class PullState:
     # The model's summary of the last complete review that asked it, and that review's head.
     summary: str = ""
     summary_at: str | None = None
+    # Findings of the pull request that were fixed or dismissed (the summary lists them), the
+    # threads the bot resolved itself (GitHub may not name an app as `resolvedBy`), and how
+    # many closed records the state had no room for.
+    closed: tuple[ClosedFinding, ...] = ()
+    resolved: tuple[str, ...] = ()
+    closed_cut: int = 0
 
 
 @dataclass(frozen=True)
@@ -107,6 +113,13 @@ def state_line(state: PullState, signer: Signer) -> str:
         line = _sign(payload, signer)
         if len(line) <= MAX_STATE_CHARS:
             return line
+    # Closed records go before open findings: those count for the gate. Fixed ones first,
+    # oldest first; what is cut is counted and said in the summary.
+    payload["cl"].sort(key=lambda c: c["st"] == "fixed", reverse=True)
+    while len(line) > MAX_STATE_CHARS and payload["cl"]:
+        payload["cl"].pop(0)
+        payload["xc"] += 1
+        line = _sign(payload, signer)
     while len(line) > MAX_STATE_CHARS and payload["f"]:
         gone = payload["f"].pop()  # findings are kept most severe first
         payload["x"][gone["s"]] = payload["x"].get(gone["s"], 0) + 1
@@ -161,6 +174,23 @@ def _payload(state: PullState, cut: _Cut) -> dict[str, Any]:
         "x": dict(state.dropped),
         "sm": _cut_text(state.summary, cut.summary, f"\n\n{CUT_NOTE}"),
         "sa": state.summary_at,
+        "cl": [
+            {
+                "p": c.fingerprint,
+                "s": c.severity.value,
+                "c": c.category,
+                "path": c.path,
+                "t": _cut_text(c.title, cut.title, "…"),
+                "st": c.state,
+                "cm": c.commit,
+                "by": c.by,
+                "how": c.how,
+                "r": _cut_text(c.reason, cut.body, "…"),
+            }
+            for c in state.closed
+        ],
+        "rs": list(state.resolved),
+        "xc": state.closed_cut,
     }
 
 
@@ -211,7 +241,35 @@ def _parse(data: Any) -> PullState:
     if not (summary_at is None or _is_sha(summary_at)):
         raise ValueError("not a commit id")
     summary = str(data.get("sm") or "")
-    return PullState(head, reviewed_at, files, findings, dropped, summary, summary_at)
+    # Absent from the states of earlier runs.
+    closed = tuple(
+        ClosedFinding(
+            fingerprint=str(c["p"]),
+            severity=Severity(c["s"]),
+            category=None if c["c"] is None else str(c["c"]),
+            path=str(c["path"]),
+            title=str(c["t"]),
+            state="fixed" if c["st"] == "fixed" else "dismissed",
+            commit=str(c["cm"]),
+            by=str(c["by"]),
+            how=str(c["how"]),
+            reason=str(c["r"]),
+        )
+        for c in data.get("cl") or []
+    )
+    resolved = tuple(str(thread) for thread in data.get("rs") or [])
+    return PullState(
+        head,
+        reviewed_at,
+        files,
+        findings,
+        dropped,
+        summary,
+        summary_at,
+        closed,
+        resolved,
+        int(data.get("xc") or 0),
+    )
 
 
 def _is_sha(value: Any) -> bool:
@@ -312,20 +370,24 @@ def next_state(
     files: Iterable[FileCoverage],
     findings: Iterable[Finding],
     summary: str = "",
+    closed: tuple[ClosedFinding, ...] = (),
+    resolved: tuple[str, ...] = (),
 ) -> PullState:
     """What this run adds: all of the pull request when the run was complete, else the files
     it did review (by blob, so a later push that changes them makes them due again). Counts
     of findings an earlier state had no room for stay until a complete full review.
     `summary` is the model's summary when this run asked the model; a complete run that did
-    becomes the review whose summary is kept, else the earlier one stays."""
+    becomes the review whose summary is kept, else the earlier one stays. `closed` and
+    `resolved` are the conversation's records as this run left them (conversation.py)."""
     opened = tuple(open_finding(f) for f in findings)
     dropped = {} if previous is None or (complete and full) else dict(previous.dropped)
     if complete and summary:
         said: tuple[str, str | None] = (summary, head)
     else:
         said = (previous.summary, previous.summary_at) if previous else ("", None)
+    cut = previous.closed_cut if previous else 0
     if complete:
-        return PullState(head, head, {}, opened, dropped, *said)
+        return PullState(head, head, {}, opened, dropped, *said, closed, resolved, cut)
     blobs = blob_ids(root, head)
     kept = dict(previous.reviewed_files) if previous else {}
     kept = {p: b for p, b in kept.items() if blobs.get(p, "-") == b}
@@ -333,7 +395,7 @@ def next_state(
         if coverage.reviewed and not coverage.earlier:
             kept[coverage.path] = blobs.get(coverage.path, "-")
     reviewed_at = previous.reviewed_at if previous else None
-    return PullState(head, reviewed_at, kept, opened, dropped, *said)
+    return PullState(head, reviewed_at, kept, opened, dropped, *said, closed, resolved, cut)
 
 
 def our_summary(client: GitHubClient, pull: Any) -> tuple[Any | None, PullState | None]:

@@ -19,6 +19,7 @@ from reviewer.errors import ExitCode
 from reviewer.findings import Finding, ReviewResult, Severity
 from reviewer.github.actions import ActionsContext, append_summary, emit_command, log, write_outputs
 from reviewer.github.carry import still_open
+from reviewer.github.conversation import CANNOT_RESOLVE, answer, ignored, listen, settle
 from reviewer.github.memory import (
     PullState,
     next_state,
@@ -29,6 +30,7 @@ from reviewer.github.memory import (
 from reviewer.github.posting import closing_line, post
 from reviewer.github.pull import OpenPull, open_pull
 from reviewer.github.run_files import write_run_files
+from reviewer.ignore_file import load_ignore_file
 from reviewer.progress import Progress
 from reviewer.redact import Redactor
 from reviewer.report import render
@@ -52,6 +54,13 @@ def review_pull(context: ActionsContext, env: Mapping[str, str]) -> int:
     log(scope.note)
     review = _review(pr, context, scope.only, scope.since, config_name)
     result = _with_open_findings(review, previous, full)
+    # The conversation: dismissals on the threads and in the ignore file (at the base), the
+    # fixed findings' threads answered, before anything is counted or posted.
+    heard = listen(pr.client, pr.info.number, previous, review.settings.dismiss_by)
+    ignore = load_ignore_file(pr.root, pr.base_sha)
+    heard.dismissals.update(ignored((*result.findings, *result.suppressed), ignore))
+    result = settle(result, previous, heard.dismissals, pr.head_sha)
+    answered = answer(pr.client, pr.pull, heard, result.closed, previous)
     run_files = write_run_files(result, env)
     state = next_state(
         previous,
@@ -62,9 +71,18 @@ def review_pull(context: ActionsContext, env: Mapping[str, str]) -> int:
         files=result.files,
         findings=result.findings,
         summary=review.result.summary if _asked_the_model(review.result) else "",
+        closed=result.closed,
+        resolved=tuple(answered.resolved),
     )
     unlisted = {Severity(s): n for s, n in state.dropped.items() if n}
     notes = () if scope.only is None else (f"This run: {scope.note}.",)
+    if answered.cannot_resolve:
+        notes += (CANNOT_RESOLVE,)
+    if state.closed_cut:
+        notes += (
+            f"{plural(state.closed_cut, 'fixed or dismissed finding')} of earlier runs no "
+            "longer fit in this comment's memory and are not listed.",
+        )
     if unlisted:
         notes += (
             f"{plural(sum(unlisted.values()), 'finding')} of earlier runs no longer fit in this "

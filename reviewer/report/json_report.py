@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from reviewer import __version__
 from reviewer.findings import (
+    ClosedFinding,
     FileCoverage,
     Finding,
     ModelPrice,
@@ -27,6 +28,7 @@ from reviewer.findings import (
     sort_findings,
 )
 from reviewer.pricing import no_price_text
+from reviewer.report.sarif import rule_id
 from reviewer.sinks import data_name, printable
 
 FORMAT = "reviewer-report"
@@ -119,6 +121,37 @@ class CostV1(_Strict):
     note: str = Field(description="Empty with a price; else why there is no cost.")
 
 
+class ClosedV1(_Strict):
+    fingerprint: str
+    path: str
+    severity: Severity
+    category: str | None
+    title: str
+    rule: str = Field(description="The SARIF rule id (category; security/<severity>).")
+
+
+class FixedV1(ClosedV1):
+    commit: str = Field(description="The commit at which its code was seen changed.")
+
+
+class DismissedV1(ClosedV1):
+    by: str = Field(description="Who dismissed it: a GitHub login, or the ignore file's entry.")
+    how: str = Field(
+        description='"resolved the thread", "reacted 👎", "replied “<phrase>”" or "ignore file".'
+    )
+    reason: str = Field(description="Why, as they said it; empty when they did not.")
+
+
+class StateV1(_Strict):
+    state: Literal["new", "open", "fixed", "dismissed"] = Field(
+        description="new: first reported by this run; open: by an earlier run and still "
+        "open; fixed: its code changed; dismissed: by a person or the ignore file."
+    )
+    rule: str
+    severity: Severity
+    how: str = Field(description="How it was dismissed; empty unless dismissed.")
+
+
 class ReportV1(_Strict):
     """A review by reviewer: its verdict, findings, coverage and cost."""
 
@@ -133,6 +166,21 @@ class ReportV1(_Strict):
     findings: list[FindingV1] = Field(description="Most severe first, then by path and line.")
     suppressed: list[FindingV1] = Field(
         description="Findings kept out of `findings` by min_severity or max_findings."
+    )
+    fixed: list[FixedV1] = Field(
+        default_factory=list,
+        description="Findings of earlier runs of the pull request whose code changed.",
+    )
+    dismissed: list[DismissedV1] = Field(
+        default_factory=list,
+        description="Findings dismissed by a person on GitHub or by the ignore file: never "
+        "posted again, never counted.",
+    )
+    states: dict[str, StateV1] = Field(
+        default_factory=dict,
+        description="Per fingerprint, the state of every finding of `findings`, "
+        "`suppressed`, `fixed` and `dismissed`: to measure precision over time "
+        "(`reviewer stats`).",
     )
     counts: CountsV1 = Field(description="Number of `findings` of each severity.")
     highest_severity: Severity | None
@@ -178,6 +226,12 @@ def to_report(result: ReviewResult) -> ReportV1:
         summary=result.summary,
         findings=[_finding(f) for f in sort_findings(result.findings)],
         suppressed=[_finding(f) for f in sort_findings(result.suppressed)],
+        fixed=[FixedV1(**_closed(c), commit=c.commit) for c in _sorted(result.fixed)],
+        dismissed=[
+            DismissedV1(**_closed(c), by=c.by, how=c.how, reason=c.reason)
+            for c in _sorted(result.dismissed)
+        ],
+        states=_states(result),
         counts=CountsV1(**{s.value: counts[s] for s in Severity}),
         highest_severity=highest,
         model=result.model,
@@ -212,6 +266,26 @@ def parse_json(text: str | bytes) -> ReviewResult:
         summary=report.summary,
         findings=tuple(_from_finding(f) for f in report.findings),
         suppressed=tuple(_from_finding(f) for f in report.suppressed),
+        closed=tuple(
+            ClosedFinding(
+                c.fingerprint, c.severity, c.category, c.path, c.title, "fixed", commit=c.commit
+            )
+            for c in report.fixed
+        )
+        + tuple(
+            ClosedFinding(
+                c.fingerprint,
+                c.severity,
+                c.category,
+                c.path,
+                c.title,
+                "dismissed",
+                by=c.by,
+                how=c.how,
+                reason=c.reason,
+            )
+            for c in report.dismissed
+        ),
         model=report.model,
         base=report.base,
         head=report.head,
@@ -231,6 +305,35 @@ def parse_json(text: str | bytes) -> ReviewResult:
         turns=report.turns,
         incomplete_reason=report.incomplete_reason,
     )
+
+
+def _sorted(closed: tuple[ClosedFinding, ...]) -> list[ClosedFinding]:
+    return sorted(closed, key=lambda c: (-c.severity.rank, c.path, c.title, c.fingerprint))
+
+
+def _closed(item: ClosedFinding) -> dict[str, Any]:
+    return {
+        "fingerprint": item.fingerprint,
+        "path": item.path,
+        "severity": item.severity,
+        "category": item.category,
+        "title": item.title,
+        "rule": rule_id(item),
+    }
+
+
+def _states(result: ReviewResult) -> dict[str, StateV1]:
+    states = {
+        f.fingerprint: StateV1(
+            state="open" if f.earlier else "new", rule=rule_id(f), severity=f.severity, how=""
+        )
+        for f in (*result.suppressed, *result.findings)
+    }
+    for item in result.closed:
+        states[item.fingerprint] = StateV1(
+            state=item.state, rule=rule_id(item), severity=item.severity, how=item.how
+        )
+    return dict(sorted(states.items()))
 
 
 def report_schema() -> dict[str, Any]:

@@ -17,7 +17,7 @@ from typing import Any
 import jinja2
 
 from reviewer import __version__
-from reviewer.findings import Finding, ReviewResult, Severity, sort_findings
+from reviewer.findings import ClosedFinding, Finding, ReviewResult, Severity, sort_findings
 from reviewer.redact import environment_redactor
 from reviewer.report.common import (
     SEVERITIES,
@@ -210,6 +210,8 @@ def _page(result: ReviewResult, title: str, redact: Callable[[str], str]) -> _Pa
     values["skipped_count"] = f"{sum(len(paths) for _reason, paths in skipped):,}"
     values["reviewed_count"] = f"{reviewed_count(result):,}" if reviewed_count(result) else ""
     values["counts_sentence"] = counts_sentence(result)
+    values["fixed"] = _closed_lines(result.fixed, redact)
+    values["dismissed"] = _closed_lines(result.dismissed, redact)
     return _Page(
         values=values,
         raw=findings,
@@ -286,6 +288,30 @@ def _finding_view(
 def _suppressed_line(finding: Finding, redact: Callable[[str], str]) -> str:
     title = _short(finding.title, redact)
     return f"{finding.severity.value} · {inline_code(location(finding))} · {title}"
+
+
+# Fixed and dismissed findings listed by name; the rest are counted (the JSON report has all).
+MAX_CLOSED_LINES = 50
+
+
+def _closed_lines(closed: tuple[ClosedFinding, ...], redact: Callable[[str], str]) -> list[str]:
+    """One line per fixed or dismissed finding: what, where, and when or by whom and why.
+    A login is shown as code, so the summary never notifies anyone."""
+    lines = []
+    for item in sorted(closed, key=lambda c: (-c.severity.rank, c.path, c.title))[
+        :MAX_CLOSED_LINES
+    ]:
+        head = f"{item.severity.value} · {inline_code(item.path)} · {_short(item.title, redact)}"
+        if item.state == "fixed":
+            when = f" at {inline_code(item.commit[:7])}" if item.commit else ""
+            lines.append(f"{head}: fixed{when}")
+            continue
+        said = f": “{_short(item.reason, redact)}”" if item.reason else ""
+        how = _short(item.how, redact)
+        lines.append(f"{head}: dismissed by {inline_code(item.by)} ({how}){said}")
+    if len(closed) > MAX_CLOSED_LINES:
+        lines.append(f"… and {len(closed) - MAX_CLOSED_LINES} more (the JSON report has all)")
+    return lines
 
 
 def _short(text: str, redact: Callable[[str], str]) -> str:

@@ -27,7 +27,7 @@ from typing import Any
 from urllib.parse import quote
 
 from reviewer import __version__
-from reviewer.findings import Finding, ReviewResult, Severity, sort_findings
+from reviewer.findings import ClosedFinding, Finding, ReviewResult, Severity, sort_findings
 from reviewer.report.common import base_lines_text, line_range, skipped_files, stable_fingerprint
 from reviewer.sinks import data_name, printable
 
@@ -115,7 +115,7 @@ def to_sarif(
     return {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": [run]}
 
 
-def rule_id(finding: Finding) -> str:
+def rule_id(finding: Finding | ClosedFinding) -> str:
     category = finding.category or NO_CATEGORY
     if category == "security":
         return f"security/{finding.severity.value}"
