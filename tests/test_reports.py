@@ -638,8 +638,10 @@ def test_markdown_template_ships_inside_the_package() -> None:
 TOP_KEYS = {
     "format", "version", "reviewer_version", "status", "incomplete_reason", "summary",
     "findings", "suppressed", "counts", "highest_severity", "model", "base", "head", "files",
-    "usage", "duration_seconds", "tool_calls", "turns", "rule_files", "cost",
+    "usage", "duration_seconds", "tool_calls", "turns", "rule_files", "cost", "fixed",
+    "dismissed", "states",
 }  # fmt: skip
+CLOSED_KEYS = {"fingerprint", "path", "severity", "category", "title", "rule"}
 FINDING_KEYS = {
     "path", "line", "end_line", "side", "severity", "category", "title", "body", "suggestion",
     "fingerprint", "inline", "placement_note", "code", "earlier",
@@ -660,6 +662,33 @@ def test_json_contract_key_sets_are_pinned() -> None:
     assert all(set(f) == FILE_KEYS for f in doc["files"])
     assert set(doc["usage"]) == USAGE_KEYS and set(doc["counts"]) == COUNT_KEYS
     assert doc["rule_files"] and all(set(r) == RULE_FILE_KEYS for r in doc["rule_files"])
+
+
+def test_json_fixed_dismissed_and_states_round_trip() -> None:
+    from dataclasses import replace
+
+    from reviewer.findings import ClosedFinding
+
+    fixed = ClosedFinding(
+        "a" * 16, Severity.HIGH, "bug", "src/a.py", "Off by one", "fixed", "c" * 40
+    )
+    dismissed = ClosedFinding(
+        "b" * 16, Severity.CRITICAL, "security", "src/b.py", "SQL injection", "dismissed",
+        by="carol", how="reacted 👎",
+    )  # fmt: skip
+    result = replace(COMPLETE, closed=(fixed, dismissed))
+    doc = json.loads(render_json(result))
+    assert set(doc["fixed"][0]) == CLOSED_KEYS | {"commit"}
+    assert set(doc["dismissed"][0]) == CLOSED_KEYS | {"by", "how", "reason"}
+    assert doc["dismissed"][0]["rule"] == "security/critical"
+    assert doc["states"]["b" * 16] == {
+        "state": "dismissed", "rule": "security/critical", "severity": "critical",
+        "how": "reacted 👎",
+    }  # fmt: skip
+    assert doc["states"]["a" * 16]["state"] == "fixed"
+    for f in result.findings:
+        assert doc["states"][f.fingerprint]["state"] == ("open" if f.earlier else "new")
+    assert set(parse_json(render_json(result)).closed) == {fixed, dismissed}
 
 
 def test_json_values() -> None:
