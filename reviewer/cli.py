@@ -174,6 +174,19 @@ def build_parser() -> argparse.ArgumentParser:
     init.add_argument("--force", action="store_true", help="overwrite existing files")
     init.set_defaults(handler=_init_command)
     add_eval_parser(commands).set_defaults(handler=_eval_command)
+
+    stats = commands.add_parser(
+        "stats",
+        help="how the findings of JSON reports fared: posted, fixed, dismissed, open",
+        description=(
+            "Read reviewer's JSON reports (of `reviewer github` runs, in order) and print, per "
+            "rule and severity, how many findings were posted, fixed, dismissed and are still "
+            "open: each finding once, in the state of the last report that names it. Exit 0, "
+            "or 2 with one line when a file is not a report."
+        ),
+    )
+    stats.add_argument("reports", nargs="+", type=Path, metavar="REPORT.json")
+    stats.set_defaults(handler=_stats_command)
     return parser
 
 
@@ -386,6 +399,13 @@ def _eval_command(args: argparse.Namespace) -> int:
     if args.jobs < 1 or (args.limit is not None and args.limit < 0):
         raise ReviewerError("--jobs is at least 1 and --limit at least 0")
     return eval_command(args)
+
+
+def _stats_command(args: argparse.Namespace) -> int:
+    from reviewer.stats import read_states, stats_table
+
+    _write(stats_table(read_states(args.reports)))
+    return int(ExitCode.OK)
 
 
 def _write(text: str) -> None:
