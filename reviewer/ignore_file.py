@@ -23,12 +23,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reviewer.errors import ReviewerError
-from reviewer.findings import Finding
+from reviewer.findings import ClosedFinding, Finding
 from reviewer.gitcmd import run_git
 from reviewer.report.sarif import rule_id
 from reviewer.workspace.globs import basename_or_path_matcher
 
 IGNORE_FILE = ".reviewer/ignore.toml"
+# How a finding the file names is shown as dismissed.
+IGNORE_FILE_HOW = "ignore file"
 _KEYS = frozenset({"fingerprint", "path", "rule", "title", "reason"})
 _FINGERPRINT = re.compile(r"[0-9a-f]{16}")
 # Titles are one line; a cap keeps a regex's work bounded whatever the pattern.
@@ -69,6 +71,29 @@ class IgnoreFile:
 
     def match(self, finding: Finding) -> IgnoreEntry | None:
         return next((entry for entry in self.entries if entry.matches(finding)), None)
+
+    def split(self, findings: list[Finding]) -> tuple[list[Finding], list[ClosedFinding]]:
+        """The findings it does not name, and those it does as dismissed ("ignore file")."""
+        kept, dismissed = [], []
+        for finding in findings:
+            entry = self.match(finding)
+            if entry is None:
+                kept.append(finding)
+                continue
+            dismissed.append(
+                ClosedFinding(
+                    finding.fingerprint,
+                    finding.severity,
+                    finding.category,
+                    finding.path,
+                    finding.title,
+                    "dismissed",
+                    by=entry.describe(),
+                    how=IGNORE_FILE_HOW,
+                    reason=entry.reason,
+                )
+            )
+        return kept, dismissed
 
 
 def load_ignore_file(root: Path, revision: str | None) -> IgnoreFile:

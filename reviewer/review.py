@@ -30,6 +30,7 @@ from reviewer.diff import Change, load_change
 from reviewer.errors import ReviewerError, ToolError
 from reviewer.findings import FileCoverage, Finding, ModelPrice, ReviewResult, Usage
 from reviewer.gitcmd import run_git
+from reviewer.ignore_file import load_ignore_file
 from reviewer.llm import DEFAULT_BASE_URL, ChatModel, Connection, ServerProfile, check_base_url
 from reviewer.redact import Redactor
 from reviewer.submission import (
@@ -198,6 +199,7 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
     redactor, base_point, head_label = prepared.redactor, change.base, prepared.head_label
     # Files read to check findings are read once, for validation and for anchoring.
     counter = LineCounter(workspace, change)
+    ignore = load_ignore_file(prepared.root, base)
 
     def result(runs: list[tuple[BatchContext, AgentOutcome]], summary: str = "") -> Review:
         complete = all(outcome.submission is not None for _, outcome in runs)
@@ -208,7 +210,9 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
                 outcome.submission.findings if outcome.submission else outcome.unverified_findings
             )
         ]
-        findings = _place_all(raw, change, counter, redactor)
+        # The ignore file is read at the base, like the settings: a change cannot silence
+        # what it is judged by. What it names is reported as dismissed, never counted.
+        findings, ignored = ignore.split(_place_all(raw, change, counter, redactor))
         reported, suppressed = split_reported(
             findings, settings.min_severity, settings.max_findings
         )
@@ -230,6 +234,7 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
                 incomplete_reason=_reasons(runs),
                 rule_files=plan.rule_files,
                 price=prepared.price,
+                closed=tuple(ignored),
             ),
             settings,
             _transcript(

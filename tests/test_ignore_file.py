@@ -3,6 +3,8 @@ and every mistake in the file a one-line error that names the entry."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from reviewer.errors import ReviewerError
@@ -112,3 +114,46 @@ def test_the_file_is_read_from_the_given_revision_not_the_pull_request(repo: Git
     assert load_ignore_file(repo.root, head).source == f"{IGNORE_FILE} at {head[:12]}"
     # Uncommitted work has no base but HEAD's files on disk.
     assert load_ignore_file(repo.root, None).match(target) is not None
+
+
+def test_reviewer_review_reports_what_the_base_ignore_file_names_as_dismissed(
+    repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`reviewer review` reads the ignore file at the base: the finding it names is in the
+    JSON report's `dismissed` list and does not fail the gate."""
+    import json
+
+    from reviewer.cli import main
+    from reviewer.testing import FakeLLM, reply, tool_call
+
+    repo.write("app.py", "def total(items):\n    return sum(items)\n")
+    repo.write(
+        ".reviewer/ignore.toml",
+        '[[ignore]]\npath = "*.py"\nrule = "bug"\nreason = "Known; tracked in #12."\n',
+    )
+    repo.commit("base")
+    repo.write("app.py", "def total(items):\n    return sum(items) / len(items)\n")
+    repo.commit("divide")
+    found = {
+        "path": "app.py", "line": 2, "severity": "high", "category": "bug",
+        "title": "Division by zero", "body": "Empty lists raise.",
+    }  # fmt: skip
+    submit = reply(tool_calls=[tool_call("submit_review", {"summary": "s", "findings": [found]})])
+    out = tmp_path / "report.json"
+    with FakeLLM([submit]) as llm:
+        monkeypatch.setenv("OPENAI_BASE_URL", llm.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "k")
+        monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+        code = main(
+            [
+                "review", "--repo", str(repo.root), "--base", "HEAD~1", "--model", "m",
+                "--fail-on", "high",
+                "--format", "json", "--output", str(out), "--quiet",
+            ]
+        )  # fmt: skip
+    data = json.loads(out.read_text())
+    assert code == 0
+    assert data["findings"] == []
+    (dismissed,) = data["dismissed"]
+    assert (dismissed["how"], dismissed["reason"]) == ("ignore file", "Known; tracked in #12.")
+    assert dismissed["by"] == ".reviewer/ignore.toml entry 1"

@@ -27,12 +27,11 @@ from reviewer.github.carry import OpenFinding
 from reviewer.github.client import GitHubClient, GitHubError, ReadOnlyToken
 from reviewer.github.memory import PullState
 from reviewer.github.threads import resolve_thread, review_threads
-from reviewer.ignore_file import IgnoreFile
+from reviewer.ignore_file import IGNORE_FILE_HOW, IgnoreFile
 from reviewer.report.github import comment_fingerprint
 from reviewer.wording import plural
 
 FIXED_REPLY = "Fixed in `{commit}`."
-IGNORE_FILE_HOW = "ignore file"
 CANNOT_RESOLVE = (
     "The threads of fixed findings stay open: this workflow's token cannot resolve review "
     "threads. GitHub allows that with `contents: write` (not `pull-requests: write`) in the "
@@ -135,10 +134,13 @@ def settle(
         known[item.fingerprint] = item
     for finding in current:
         known[finding.fingerprint] = finding
-    closed: dict[str, ClosedFinding] = {}
+    # This run's review already set apart what the ignore file names (review.py).
+    closed: dict[str, ClosedFinding] = {c.fingerprint: c for c in result.closed}
     for record in previous.closed if previous else ():
         # A fixed finding whose code came back is open again; an ignore-file entry holds
         # while the base still has it (`listen` brings back every other dismissal).
+        if record.fingerprint in closed:
+            continue
         if record.state == "dismissed":
             if record.fingerprint in dismissals:
                 closed[record.fingerprint] = record
