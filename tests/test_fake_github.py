@@ -789,3 +789,61 @@ def test_the_program_writes_the_event_and_the_env_and_takes_a_push(
         process.terminate()
         process.wait(timeout=10)
     assert process.returncode == 0
+
+
+def test_the_program_lets_people_act_between_runs(pull_repo: GitRepo, tmp_path: Path) -> None:
+    """`fake_github act`: people reply, resolve and react between runs, and a question can
+    become the next run's event (the env file's GITHUB_EVENT_NAME follows, until a push)."""
+    event, env_file, state = tmp_path / "event.json", tmp_path / "gh.env", tmp_path / "state.json"
+    command = [sys.executable, "-m", "reviewer.testing.fake_github", str(pull_repo.root)]
+    options = ["--number", "7", "--event", str(event), "--env", str(env_file)]
+    process = subprocess.Popen(
+        [*command, *options, "--state", str(state)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        base_url = process.stdout.readline().strip()
+        status, _, data = raw(
+            f"{base_url}/repos/acme/shop/pulls/7/comments",
+            "POST",
+            {"body": "Off by one.", "commit_id": pull_repo.head(), "path": "app.py",
+             "line": 5, "side": "RIGHT"},
+            Authorization="token t",
+        )  # fmt: skip
+        assert status == 201, data
+        root = json.loads(data)["id"]
+        shell = {**os.environ, "GITHUB_API_URL": base_url}
+
+        def act(*args: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run(
+                [sys.executable, "-m", "reviewer.testing.fake_github", "act", *args],
+                env=shell, capture_output=True, text=True, timeout=30, check=False,
+            )  # fmt: skip
+
+        asked = act("alice", "--trigger", "reply", str(root), "@reviewer why?")
+        assert asked.returncode == 0, asked.stderr
+        payload = json.loads(event.read_text())
+        assert set(payload) >= {"action", "comment", "pull_request", "repository", "sender"}
+        assert payload["comment"]["in_reply_to_id"] == root
+        assert payload["comment"]["body"] == "@reviewer why?"
+        assert "export GITHUB_EVENT_NAME=pull_request_review_comment\n" in env_file.read_text()
+        # A reader may not resolve: GitHub's refusal, in one line.
+        refused = act("reader", "--role", "read", "resolve", str(root))
+        assert refused.returncode == 2 and "may not resolve" in refused.stderr
+        assert act("maintainer", "--role", "write", "react", str(root)).returncode == 0
+        assert act("maintainer", "resolve", str(root)).returncode == 0
+        saved = json.loads(state.read_text())
+        assert [c["user"]["login"] for c in saved["review_comments"]][1:] == ["alice"]
+        # A push makes the run a pull_request run again.
+        pull_repo.write("new.py", "x = 1\n")
+        pull_repo.commit("more")
+        pusher = [sys.executable, "-m", "reviewer.testing.fake_github", "push"]
+        assert subprocess.run(pusher, env=shell, capture_output=True).returncode == 0
+        assert "export GITHUB_EVENT_NAME=pull_request\n" in env_file.read_text()
+        assert json.loads(event.read_text())["action"] == "synchronize"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)

@@ -10,6 +10,15 @@ control endpoints beside the API, under its base URL:
   a push. The pull request's head moves to that commit (reviews and comments stay, see
   `FakeGitHub.set_head`) and the event file is rewritten. Answers `{"before", "after"}`, or
   422 with a message when REV is not a commit or is the head already.
+- `POST {base_url}/_fake/act`, body `{"login", "role"?, "action", "comment"?, "body"?,
+  "content"?, "trigger"?}`: a person acts on the pull request, as people do between runs
+  (`role` also makes them a collaborator with it: admin, maintain, write, triage, read).
+  Actions: `reply` (to the thread of review comment `comment`, with `body`), `comment` (on
+  the conversation, `body`), `resolve` (the thread of `comment`), `react` (`content`, e.g.
+  `-1`, on `comment`). With `"trigger": true` a reply or comment becomes the run's event
+  (`pull_request_review_comment` or `issue_comment`, action `created`; the env file's
+  GITHUB_EVENT_NAME follows), so the next `reviewer github` answers it; a push makes the
+  event a `synchronize` again. Answers `{"comment": ID}` for what was written, or 422.
 - `GET {base_url}/_fake/state`: the state, as in the state file.
 
 Neither is GitHub's: they are not recorded in `.requests` and not counted by the rate limit.
@@ -31,6 +40,8 @@ from reviewer.testing._llm_http import Plan
 from reviewer.testing._llm_wire import Answer
 
 CONTROL = "/_fake"
+# What a person can do between runs through `POST /_fake/act`.
+_ACTIONS = ("reply", "comment", "resolve", "react")
 # Any token works when the fake checks none; the variable must still be set.
 DEFAULT_TOKEN = "fake-token"
 
@@ -45,11 +56,14 @@ class LocalGitHub(FakeGitHub):
         *,
         event_file: Path | None = None,
         state_file: Path | None = None,
+        env_file: Path | None = None,
         **settings: Any,
     ) -> None:
         # Set before the server starts: it answers from FakeGitHub.__init__ on.
         self.event_file = event_file
         self.state_file = state_file
+        self.env_file = env_file
+        self.event_name = "pull_request"
         self._files_lock = threading.Lock()
         super().__init__(repo, **settings)
         self.write_event("opened")
@@ -59,7 +73,7 @@ class LocalGitHub(FakeGitHub):
         """What `reviewer github` reads from an Actions run, pointing at this fake."""
         pull = self.pull
         env = {
-            "GITHUB_EVENT_NAME": "pull_request",
+            "GITHUB_EVENT_NAME": self.event_name,
             "GITHUB_REPOSITORY": pull["base"]["repo"]["full_name"],
             "GITHUB_API_URL": self.base_url,
             "GITHUB_SERVER_URL": self.url,
@@ -93,6 +107,42 @@ class LocalGitHub(FakeGitHub):
         self.write_state()
         return before, after
 
+    def act(self, request: JsonObject) -> JsonObject:
+        """What `POST /_fake/act` does (see the module's docstring); ValueError says what is
+        wrong with the request."""
+        login, action = request.get("login"), request.get("action")
+        if not isinstance(login, str) or not login or action not in _ACTIONS:
+            raise ValueError(f"give a login and an action ({', '.join(_ACTIONS)})")
+        person = self.person(login, request.get("role"))
+        comment, body = request.get("comment"), request.get("body")
+        if action != "comment" and not isinstance(comment, int):
+            raise ValueError(f"{action} needs the id of a review comment ('comment')")
+        if action in ("reply", "comment") and not isinstance(body, str):
+            raise ValueError(f"{action} needs its text ('body')")
+        written: JsonObject | None = None
+        if action == "reply":
+            written = person.reply(comment, body)
+        elif action == "comment":
+            written = person.comment(body)
+        elif action == "resolve":
+            person.resolve(comment)
+        else:
+            person.react(comment, str(request.get("content") or "-1"))
+        if written is not None and request.get("trigger"):
+            review = action == "reply"
+            self.event_name = "pull_request_review_comment" if review else "issue_comment"
+            make = self.review_comment_event if review else self.issue_comment_event
+            if self.event_file is not None:
+                self._write(self.event_file, make(written))
+            self.write_env()
+        self.write_state()
+        return {"comment": written["id"] if written else comment}
+
+    def write_env(self) -> None:
+        if self.env_file is not None:
+            with self._files_lock:
+                self.env_file.write_text(self.exports(self.environment()), encoding="utf-8")
+
     def state(self) -> JsonObject:
         return {
             "head_sha": self.head_sha,
@@ -102,6 +152,9 @@ class LocalGitHub(FakeGitHub):
         }
 
     def write_event(self, action: str, *, before: str | None = None) -> None:
+        if self.event_name != "pull_request":
+            self.event_name = "pull_request"
+            self.write_env()
         if self.event_file is None:
             return
         payload = self.event_payload(action)
@@ -134,8 +187,16 @@ class LocalGitHub(FakeGitHub):
     def _control(self, method: str, path: str, raw: bytes) -> Answer:
         if (method, path) == ("GET", f"{CONTROL}/state"):
             return json_answer(200, self.state())
+        if (method, path) == ("POST", f"{CONTROL}/act"):
+            try:
+                request = json.loads(raw)
+                if not isinstance(request, dict):
+                    raise ValueError("the body is a JSON object")
+                return json_answer(200, self.act(request))
+            except (ValueError, KeyError, PermissionError) as exc:
+                return json_answer(422, {"message": str(exc)})
         if (method, path) != ("POST", f"{CONTROL}/push"):
-            usage = f'POST {CONTROL}/push {{"head": REV}}, GET {CONTROL}/state'
+            usage = f'POST {CONTROL}/push {{"head": REV}}, POST {CONTROL}/act, GET {CONTROL}/state'
             return json_answer(404, {"message": f"no {method} {path} here; the fake has {usage}"})
         try:
             body = json.loads(raw) if raw.strip() else {}

@@ -111,7 +111,14 @@ locally"):
   served pull request's head moves to REV (default: the head branch as it is now) and the
   event file is rewritten. URL defaults to `$GITHUB_API_URL`; it POSTs to the control
   endpoint `{base_url}/_fake/push` (and `GET {base_url}/_fake/state` answers the state;
-  neither is recorded in `.requests`). In Python: `LocalGitHub` in `_gh_local`.
+  neither is recorded in `.requests`). In Python: `LocalGitHub` in `_gh_local`;
+- `python -m reviewer.testing.fake_github act LOGIN [--role ROLE] [--trigger] ACTION ...`:
+  a person acts between runs: `reply ID TEXT` (in the thread of review comment ID),
+  `comment TEXT`, `resolve ID`, `react ID [CONTENT]` (default `-1`). `--role` makes them a
+  collaborator (admin, maintain, write, triage, read); `--trigger` makes the reply or
+  comment the next run's event (`pull_request_review_comment` / `issue_comment`, and the
+  `--env` file's GITHUB_EVENT_NAME with it) until the next push. Comment ids are in the
+  state file.
 """
 
 from __future__ import annotations
@@ -127,6 +134,7 @@ import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
 from reviewer.testing._gh_inject import Injection
 from reviewer.testing._gh_local import CONTROL, LocalGitHub
@@ -169,12 +177,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["push"]:
         return _push(argv[1:])
+    if argv[:1] == ["act"]:
+        return _act(argv[1:])
     args = _arguments(argv)
     try:
         fake = LocalGitHub(
             args.repo,
             event_file=args.event,
             state_file=args.state,
+            env_file=args.env,
             repository=args.repository,
             number=args.number,
             base_ref=args.base,
@@ -201,8 +212,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         signal.signal(signal.SIGTERM, on_signal)
     with fake:
         exports = fake.exports(fake.environment())
-        if args.env is not None:
-            args.env.write_text(exports, encoding="utf-8")
+        fake.write_env()
         print(fake.base_url, flush=True)
         if args.event is not None:
             print(exports, end="", flush=True)
@@ -234,30 +244,81 @@ def _push(argv: Sequence[str]) -> int:
             file=sys.stderr,
         )
         return 2
-    body = json.dumps({"head": args.rev} if args.rev else {}).encode("utf-8")
-    request = urllib.request.Request(
-        f"{url}{CONTROL}/push", data=body, headers={"Content-Type": "application/json"}
+    moved = _control(url, "push", {"head": args.rev} if args.rev else {}, "push")
+    if moved is None:
+        return 2
+    print(f"pushed: the head moved from {moved['before'][:12]} to {moved['after'][:12]}")
+    return 0
+
+
+def _act(argv: Sequence[str]) -> int:
+    """`act LOGIN [--role ROLE] ACTION ...`: a person acts on the pull request between runs."""
+    parser = argparse.ArgumentParser(
+        prog="python -m reviewer.testing.fake_github act",
+        description="A person acts on the served pull request, as people do between runs: "
+        "reply in a review thread, comment, resolve a thread, or react to a comment. Comment "
+        "ids are in the state file (review_comments).",
+    )
+    parser.add_argument("login", help="who acts")
+    parser.add_argument("--role", help="also make them a collaborator: admin, write, read, ...")
+    parser.add_argument(
+        "--trigger",
+        action="store_true",
+        help="make this reply or comment the event of the next `reviewer github` run",
+    )
+    parser.add_argument("--url", help="the fake's base URL; default: $GITHUB_API_URL")
+    actions = parser.add_subparsers(dest="action", required=True)
+    reply = actions.add_parser("reply", help="reply in the thread of review comment ID")
+    reply.add_argument("comment", type=int)
+    reply.add_argument("body")
+    comment = actions.add_parser("comment", help="comment on the pull request's conversation")
+    comment.add_argument("body")
+    resolve = actions.add_parser("resolve", help="resolve the thread of review comment ID")
+    resolve.add_argument("comment", type=int)
+    react = actions.add_parser("react", help="react to review comment ID (default -1)")
+    react.add_argument("comment", type=int)
+    react.add_argument("content", nargs="?", default="-1")
+    args = parser.parse_args(argv)
+    url = (args.url or os.environ.get("GITHUB_API_URL") or "").rstrip("/")
+    if not url:
+        print("fake_github act: no URL: pass --url or source the --env file", file=sys.stderr)
+        return 2
+    request = {
+        key: value
+        for key, value in vars(args).items()
+        if key in ("login", "role", "action", "comment", "body", "content", "trigger")
+        and value is not None
+    }
+    done = _control(url, "act", request, "act")
+    if done is None:
+        return 2
+    print(f"{args.login} did {args.action} (comment {done['comment']})")
+    return 0
+
+
+def _control(url: str, name: str, request: dict[str, Any], what: str) -> dict[str, Any] | None:
+    """POST to the running fake's control endpoint; its answer, or None after saying why."""
+    body = json.dumps(request).encode("utf-8")
+    call = urllib.request.Request(
+        f"{url}{CONTROL}/{name}", data=body, headers={"Content-Type": "application/json"}
     )
     # The fake is on 127.0.0.1: never through a proxy.
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     try:
-        with opener.open(request, timeout=30) as response:
-            moved = json.loads(response.read())
+        with opener.open(call, timeout=30) as response:
+            answer: dict[str, Any] = json.loads(response.read())
+            return answer
     except urllib.error.HTTPError as exc:
         try:
             message = json.loads(exc.read()).get("message") or exc.reason
         except (ValueError, AttributeError):
             message = f"{exc.code} {exc.reason} (is {url} the fake's URL?)"
-        print(f"fake_github push: {message}", file=sys.stderr)
-        return 2
+        print(f"fake_github {what}: {message}", file=sys.stderr)
     except (urllib.error.URLError, OSError) as exc:
         reason = getattr(exc, "reason", exc)
-        print(
-            f"fake_github push: no fake GitHub at {url} ({reason}): is it running?", file=sys.stderr
-        )
-        return 2
-    print(f"pushed: the head moved from {moved['before'][:12]} to {moved['after'][:12]}")
-    return 0
+        print(f"fake_github {what}: no fake GitHub at {url} ({reason}): is it running?",
+              file=sys.stderr)  # fmt: skip
+    return None
 
 
 if __name__ == "__main__":
