@@ -118,7 +118,7 @@ def test_the_readme_commands_run_reviewer_github_twice_around_a_push(
     pr_repo: GitRepo,  # noqa: F811
     session_env: dict[str, str],
 ) -> None:
-    start, run, push_and_run = readme_blocks()
+    start, run, push_and_run, people_act = readme_blocks()
     llm_port, github_port = free_port(), free_port()
 
     def ported(block: str) -> str:
@@ -178,6 +178,19 @@ def test_the_readme_commands_run_reviewer_github_twice_around_a_push(
             "on a line), edited the summary comment; 1 open finding, highest severity high; "
             f"summary {summary['html_url']}"
         )
+
+        # People act between runs: a reader's 👎 changes nothing, a writer's "won't fix"
+        # dismisses the finding, and the next run's gate clears.
+        assert comment["id"] == 1500000001  # the id the README's commands name
+        code, third = shell.step(ported(people_act))
+        assert code == 0, "\n".join(third)
+        assert third[:2] == ["mallory did react (comment 1500000001)",
+                             "bob did reply (comment 1500000002)"]  # fmt: skip
+        assert third[-1].startswith("reviewer: done (complete, exit 0): ")
+        assert "; 0 open findings;" in third[-1]
+        state = json.loads(state_file.read_text())
+        (dismissed,) = state["issue_comments"]
+        assert "dismissed by `bob` (replied “won't fix”): “legacy API”" in dismissed["body"]
 
         # Stopping the fakes as the README says: they end cleanly, with nothing to report.
         code, stopped = shell.step("kill %1 %2; wait")
