@@ -19,6 +19,7 @@ from reviewer import __version__
 from reviewer.errors import ExitCode, ReviewerError
 from reviewer.eval.arguments import add_eval_parser
 from reviewer.sinks import log
+from reviewer.variables import variables_of
 
 
 class _Parser(argparse.ArgumentParser):
@@ -113,10 +114,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="the GitHub Action's entry: review the pull request and post the results",
         description=(
             "Review the pull request of this GitHub Actions run and post one review and one "
-            "summary comment. Reads GITHUB_EVENT_PATH, GITHUB_REPOSITORY, GITHUB_API_URL and "
-            "GITHUB_TOKEN, and the model settings of `reviewer review`. REVIEWER_CONFIG names a "
-            "settings file (read at the base revision); REVIEWER_FULL_REVIEW=true reviews the "
-            "whole pull request even when an earlier run reviewed part of it."
+            "summary comment, or answer the comment that triggered it. Reads GITHUB_EVENT_PATH, "
+            "GITHUB_REPOSITORY, GITHUB_API_URL and GITHUB_TOKEN, the model settings of "
+            "`reviewer review`, and these (the action's inputs): "
+            + "; ".join(f"{name}: {what}" for name, what in variables_of("github").items())
+            + "."
         ),
     )
     github.set_defaults(handler=_github_command)

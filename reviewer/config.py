@@ -21,26 +21,11 @@ from reviewer.errors import ReviewerError
 from reviewer.findings import Severity
 from reviewer.gitcmd import run_git
 from reviewer.pricing import Price
+from reviewer.variables import COMMAND_VARIABLES
 
 CONFIG_FILE = ".reviewer.toml"
 PYPROJECT = "pyproject.toml"
 ENV_PREFIX = "REVIEWER_"
-# The one list of REVIEWER_* variables that are not settings: the Action's inputs that
-# `reviewer github` reads itself, and what steers a command. Every other REVIEWER_* variable
-# is a setting (a field of `Settings`), and an unknown one is an error.
-COMMAND_VARIABLES: Mapping[str, str] = {
-    "REVIEWER_CONFIG": "settings file read at the base revision (the Action's `config`)",
-    "REVIEWER_FULL_REVIEW": "review the whole pull request (the Action's `full-review`)",
-    "REVIEWER_STATE_KEY": "secret that signs the bot's memory (the Action's `state-key`)",
-    "REVIEWER_BOT_LOGIN": "login the token posts as (the Action's `bot-login`)",
-    "REVIEWER_DRY_RUN": "show the plan, ask no model, post nothing (the Action's `dry-run`)",
-    "REVIEWER_PR": "pull request number of a workflow_dispatch run",
-    "REVIEWER_REPORT": "path of the JSON report of `reviewer github`",
-    "REVIEWER_JUDGE_MODEL": "the model `reviewer eval` judges with (`--judge-model`)",
-    "REVIEWER_JUDGE_BASE_URL": "the endpoint of `reviewer eval`'s judge",
-    "REVIEWER_JUDGE_API_KEY": "the API key of `reviewer eval`'s judge",
-    "REVIEWER_EVAL_GIT_BASE": "where `reviewer eval` clones benchmark repositories from",
-}
 # `@` and a GitHub login: letters, digits and single hyphens, 39 characters at most.
 _MENTION = re.compile(r"@[A-Za-z0-9](?:-?[A-Za-z0-9]){0,38}")
 FailOn = Literal["critical", "high", "medium", "low", "info", "none"]

@@ -243,3 +243,14 @@ def test_help_names_the_model_variables_the_report_files_and_every_exit_code() -
     tool = " ".join(reviewer("tool", "--help").stdout.split())
     assert "Exit 0 on success, 1 when the tool answered with an error, 2 for bad input" in tool
     assert "--base REV" in tool
+
+
+def test_github_help_names_every_variable_it_reads() -> None:
+    # REVIEWER_STATE_KEY and REVIEWER_BOT_LOGIN were read by `reviewer github` and named in
+    # no help; the help is made from the one table of such variables.
+    from reviewer.variables import variables_of
+
+    helped = " ".join(reviewer("github", "--help").stdout.split())
+    for name in variables_of("github"):
+        assert name in helped, name
+    assert "REVIEWER_STATE_KEY" in helped and "REVIEWER_BOT_LOGIN" in helped

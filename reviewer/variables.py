@@ -1,0 +1,42 @@
+"""The REVIEWER_* environment variables that are not settings, in one table: the Action's
+inputs that `reviewer github` reads itself, and what steers a command. Every other REVIEWER_*
+variable is a setting (a field of `config.Settings`), and an unknown one is an error. A module
+of its own, without imports, so `reviewer github --help` can list them without loading the
+settings model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+# Name -> (the command that reads it, what it is).
+COMMAND_VARIABLES: Mapping[str, tuple[str, str]] = {
+    "REVIEWER_CONFIG": (
+        "github",
+        "settings file read at the base revision (the Action's `config`)",
+    ),
+    "REVIEWER_FULL_REVIEW": (
+        "github",
+        "review the whole pull request (the Action's `full-review`)",
+    ),
+    "REVIEWER_STATE_KEY": (
+        "github",
+        "secret that signs the bot's memory (the Action's `state-key`)",
+    ),
+    "REVIEWER_BOT_LOGIN": ("github", "login the token posts as (the Action's `bot-login`)"),
+    "REVIEWER_DRY_RUN": (
+        "github",
+        "show the plan, ask no model, post nothing (the Action's `dry-run`)",
+    ),
+    "REVIEWER_PR": ("github", "pull request number of a workflow_dispatch run"),
+    "REVIEWER_REPORT": ("github", "path of the JSON report of `reviewer github`"),
+    "REVIEWER_JUDGE_MODEL": ("eval", "the model `reviewer eval` judges with (`--judge-model`)"),
+    "REVIEWER_JUDGE_BASE_URL": ("eval", "the endpoint of `reviewer eval`'s judge"),
+    "REVIEWER_JUDGE_API_KEY": ("eval", "the API key of `reviewer eval`'s judge"),
+    "REVIEWER_EVAL_GIT_BASE": ("eval", "where `reviewer eval` clones benchmark repositories from"),
+}
+
+
+def variables_of(command: str) -> dict[str, str]:
+    """The variables `command` reads itself, with what each is."""
+    return {name: what for name, (reader, what) in COMMAND_VARIABLES.items() if reader == command}
