@@ -395,6 +395,27 @@ def test_a_rerun_on_a_reviewed_head_shows_the_review_as_it_was_shown(pr: PullReq
         assert carried[key] == first_report["findings"][0][key], key
 
 
+def test_a_rerun_still_counts_and_lists_the_findings_below_the_threshold(
+    pr: PullRequest,
+) -> None:
+    # Suppressed findings (min_severity, max_findings) were not remembered: a re-run that
+    # asked the model nothing showed none of them, and their count was gone from the PR.
+    low = [
+        finding(title=f"Nit {n}", severity="low", line=line, suggestion=None)
+        for n, line in enumerate((5, 6), 1)
+    ]
+    first = pr.run([submit(finding(), *low)], REVIEWER_MAX_FINDINGS="1")
+    assert first.code == 0, first.err
+    assert "2 more below the reporting threshold" in pr.summary()
+    again = pr.run([], REVIEWER_MAX_FINDINGS="1")
+    assert again.llm_bodies == [] and again.code == 0, again.err
+    assert "2 more below the reporting threshold" in pr.summary()
+    report = json.loads(Path(again.outputs["report"]).read_text())
+    assert sorted(f["title"] for f in report["suppressed"]) == ["Nit 1", "Nit 2"]
+    assert [f["title"] for f in report["findings"]] == ["Division by zero on an empty list"]
+    assert again.outputs["findings"] == "1"  # suppressed findings do not count, as before
+
+
 # --- 5: open findings carry forward until their lines change --------------------------------
 
 

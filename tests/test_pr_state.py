@@ -121,6 +121,25 @@ def test_the_state_stays_within_its_room_and_counts_what_it_drops() -> None:
     assert "low" in read.dropped and not (kept_low and "high" in read.dropped)
 
 
+def test_suppressed_findings_are_remembered_and_cut_first_without_gating() -> None:
+    reported = tuple(a_finding(fingerprint=f"{n:016x}", path=f"r{n}.py") for n in range(3))
+    below = tuple(
+        a_finding(fingerprint=f"{n + 100:016x}", severity=Severity.LOW, path=f"{'d/' * 40}{n}.py",
+                  title="t" * 400, body="b" * 1000)
+        for n in range(400)
+    )  # fmt: skip
+    line = state_line(PullState(SHA, SHA, {}, reported, suppressed=below), SIGNER)
+    assert len(line) <= MAX_STATE_CHARS
+    read, _ = read_state(line, SIGNER)
+    assert read is not None
+    # Every reported finding stays whole; suppressed ones go first, counted, and never gate.
+    assert read.findings == reported and read.dropped == {}
+    assert read.suppressed and len(read.suppressed) + read.suppressed_cut == 400
+    small, _ = read_state(state_line(PullState(SHA, SHA, {}, reported, suppressed=below[:2]),
+                                     SIGNER), SIGNER)  # fmt: skip
+    assert small is not None and small.suppressed == below[:2] and small.suppressed_cut == 0
+
+
 def test_a_state_that_must_shrink_cuts_texts_in_order_and_says_so() -> None:
     findings = tuple(
         a_finding(

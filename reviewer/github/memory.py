@@ -90,6 +90,11 @@ class PullState:
     closed: tuple[ClosedFinding, ...] = ()
     resolved: tuple[str, ...] = ()
     closed_cut: int = 0
+    # Open findings kept out of the reported list (min_severity, max_findings): remembered so a
+    # run that does not see them again still counts them; cut first when room runs out, and
+    # how many were cut (they never gate: they did not when they were found).
+    suppressed: tuple[OpenFinding, ...] = ()
+    suppressed_cut: int = 0
 
 
 @dataclass(frozen=True)
@@ -107,9 +112,22 @@ class ReviewScope:
 def state_line(state: PullState, signer: Signer) -> str:
     """The marker line, at most MAX_STATE_CHARS: texts are cut in the order of `_CUTS`, then
     the least severe findings are counted instead of kept, before the state could outgrow
-    its room."""
+    its room. Suppressed findings give way first, whole: their texts are cut hardest, then
+    they are counted instead of kept, before anything reported is cut (they never gated)."""
+    for below in _CUTS:
+        payload = _payload(state, _CUTS[0], below)
+        line = _sign(payload, signer)
+        if len(line) <= MAX_STATE_CHARS:
+            return line
+    while len(line) > MAX_STATE_CHARS and payload["u"]:
+        payload["u"].pop()  # kept most severe first
+        payload["xu"] += 1
+        line = _sign(payload, signer)
+    if len(line) <= MAX_STATE_CHARS:
+        return line
+    kept_below = payload["u"]
     for cut in _CUTS:
-        payload = _payload(state, cut)
+        payload = {**_payload(state, cut, _CUTS[-1]), "u": kept_below, "xu": payload["xu"]}
         line = _sign(payload, signer)
         if len(line) <= MAX_STATE_CHARS:
             return line
@@ -148,29 +166,16 @@ def _sign(payload: dict[str, Any], signer: Signer) -> str:
     return signer.marker(f"state {text}")
 
 
-def _payload(state: PullState, cut: _Cut) -> dict[str, Any]:
+def _payload(state: PullState, cut: _Cut, below: _Cut) -> dict[str, Any]:
+    """The state as JSON, its texts cut by `cut` (suppressed findings' by `below`)."""
     return {
         "v": _VERSION,
         "h": state.head,
         "r": state.reviewed_at,
         "files": dict(sorted(state.reviewed_files.items())),
-        "f": [
-            {
-                "p": f.fingerprint,
-                "s": f.severity.value,
-                "c": f.category,
-                "path": f.path,
-                "l": f.line,
-                "e": f.end_line,
-                "side": f.side,
-                "t": _cut_text(f.title, cut.title, "…"),
-                "b": _cut_body(f, cut),
-                "g": f.suggestion if _keeps_suggestion(f.suggestion, cut) else None,
-                "k": f.code_hash,
-                "n": f.code_lines,
-            }
-            for f in sorted(state.findings, key=lambda f: (-f.severity.rank, f.path, f.line))
-        ],
+        "f": [_encode(f, cut) for f in _most_severe_first(state.findings)],
+        "u": [_encode(f, below) for f in _most_severe_first(state.suppressed)],
+        "xu": state.suppressed_cut,
         "x": dict(state.dropped),
         "sm": _cut_text(state.summary, cut.summary, f"\n\n{CUT_NOTE}"),
         "sa": state.summary_at,
@@ -192,6 +197,45 @@ def _payload(state: PullState, cut: _Cut) -> dict[str, Any]:
         "rs": list(state.resolved),
         "xc": state.closed_cut,
     }
+
+
+def _most_severe_first(findings: Iterable[OpenFinding]) -> list[OpenFinding]:
+    return sorted(findings, key=lambda f: (-f.severity.rank, f.path, f.line))
+
+
+def _encode(f: OpenFinding, cut: _Cut) -> dict[str, Any]:
+    return {
+        "p": f.fingerprint,
+        "s": f.severity.value,
+        "c": f.category,
+        "path": f.path,
+        "l": f.line,
+        "e": f.end_line,
+        "side": f.side,
+        "t": _cut_text(f.title, cut.title, "…"),
+        "b": _cut_body(f, cut),
+        "g": f.suggestion if _keeps_suggestion(f.suggestion, cut) else None,
+        "k": f.code_hash,
+        "n": f.code_lines,
+    }
+
+
+def _decode(f: dict[str, Any]) -> OpenFinding:
+    return OpenFinding(
+        fingerprint=str(f["p"]),
+        severity=Severity(f["s"]),
+        category=None if f["c"] is None else str(f["c"]),
+        path=str(f["path"]),
+        line=int(f["l"]),
+        end_line=None if f["e"] is None else int(f["e"]),
+        side="LEFT" if f["side"] == "LEFT" else "RIGHT",
+        title=str(f["t"]),
+        body=str(f["b"]),
+        code_hash=str(f["k"]),
+        code_lines=int(f["n"]),
+        # Absent from the states of earlier versions.
+        suggestion=None if f.get("g") is None else str(f["g"]),
+    )
 
 
 def _cut_text(text: str, limit: int | None, note: str) -> str:
@@ -218,24 +262,7 @@ def _parse(data: Any) -> PullState:
     if not _is_sha(head) or not (reviewed_at is None or _is_sha(reviewed_at)):
         raise ValueError("not a commit id")
     files = {str(path): str(blob) for path, blob in dict(data["files"]).items()}
-    findings = tuple(
-        OpenFinding(
-            fingerprint=str(f["p"]),
-            severity=Severity(f["s"]),
-            category=None if f["c"] is None else str(f["c"]),
-            path=str(f["path"]),
-            line=int(f["l"]),
-            end_line=None if f["e"] is None else int(f["e"]),
-            side="LEFT" if f["side"] == "LEFT" else "RIGHT",
-            title=str(f["t"]),
-            body=str(f["b"]),
-            code_hash=str(f["k"]),
-            code_lines=int(f["n"]),
-            # Absent from the states of earlier versions.
-            suggestion=None if f.get("g") is None else str(f["g"]),
-        )
-        for f in data["f"]
-    )
+    findings = tuple(_decode(f) for f in data["f"])
     dropped = {Severity(k).value: int(v) for k, v in dict(data.get("x") or {}).items()}
     summary_at = data.get("sa")
     if not (summary_at is None or _is_sha(summary_at)):
@@ -269,6 +296,9 @@ def _parse(data: Any) -> PullState:
         closed,
         resolved,
         int(data.get("xc") or 0),
+        # Absent from the states of earlier runs.
+        suppressed=tuple(_decode(f) for f in data.get("u") or []),
+        suppressed_cut=int(data.get("xu") or 0),
     )
 
 
@@ -372,14 +402,20 @@ def next_state(
     summary: str = "",
     closed: tuple[ClosedFinding, ...] = (),
     resolved: tuple[str, ...] = (),
+    suppressed: Iterable[Finding] = (),
 ) -> PullState:
     """What this run adds: all of the pull request when the run was complete, else the files
     it did review (by blob, so a later push that changes them makes them due again). Counts
     of findings an earlier state had no room for stay until a complete full review.
     `summary` is the model's summary when this run asked the model; a complete run that did
     becomes the review whose summary is kept, else the earlier one stays. `closed` and
-    `resolved` are the conversation's records as this run left them (conversation.py)."""
+    `resolved` are the conversation's records as this run left them (conversation.py);
+    `suppressed` the open findings kept out of the reported list, remembered beside them."""
     opened = tuple(open_finding(f) for f in findings)
+    below = tuple(open_finding(f) for f in suppressed)
+    # Suppressed findings an earlier state had no room for are counted until every file is
+    # seen again (a complete full review finds them anew).
+    below_cut = 0 if previous is None or (complete and full) else previous.suppressed_cut
     dropped = {} if previous is None or (complete and full) else dict(previous.dropped)
     if complete and summary:
         said: tuple[str, str | None] = (summary, head)
@@ -387,7 +423,10 @@ def next_state(
         said = (previous.summary, previous.summary_at) if previous else ("", None)
     cut = previous.closed_cut if previous else 0
     if complete:
-        return PullState(head, head, {}, opened, dropped, *said, closed, resolved, cut)
+        return PullState(
+            head, head, {}, opened, dropped, *said, closed, resolved, cut,
+            suppressed=below, suppressed_cut=below_cut,
+        )  # fmt: skip
     blobs = blob_ids(root, head)
     kept = dict(previous.reviewed_files) if previous else {}
     kept = {p: b for p, b in kept.items() if blobs.get(p, "-") == b}
@@ -395,7 +434,10 @@ def next_state(
         if coverage.reviewed and not coverage.earlier:
             kept[coverage.path] = blobs.get(coverage.path, "-")
     reviewed_at = previous.reviewed_at if previous else None
-    return PullState(head, reviewed_at, kept, opened, dropped, *said, closed, resolved, cut)
+    return PullState(
+        head, reviewed_at, kept, opened, dropped, *said, closed, resolved, cut,
+        suppressed=below, suppressed_cut=below_cut,
+    )  # fmt: skip
 
 
 def our_summary(client: GitHubClient, pull: Any) -> tuple[Any | None, PullState | None]:

@@ -73,6 +73,7 @@ def review_pull(context: ActionsContext, env: Mapping[str, str]) -> int:
         summary=review.result.summary if _asked_the_model(review.result) else "",
         closed=result.closed,
         resolved=tuple(answered.resolved),
+        suppressed=result.suppressed,
     )
     unlisted = {Severity(s): n for s, n in state.dropped.items() if n}
     notes = () if scope.only is None else (f"This run: {scope.note}.",)
@@ -82,6 +83,12 @@ def review_pull(context: ActionsContext, env: Mapping[str, str]) -> int:
         notes += (
             f"{plural(state.closed_cut, 'fixed or dismissed finding')} of earlier runs no "
             "longer fit in this comment's memory and are not listed.",
+        )
+    if state.suppressed_cut:
+        notes += (
+            f"{plural(state.suppressed_cut, 'finding')} below the reporting threshold of earlier "
+            "runs are no longer remembered one by one (this comment's memory had no room); "
+            "the JSON report of the run that found them lists them.",
         )
     if unlisted:
         notes += (
@@ -169,14 +176,14 @@ def _with_open_findings(review: Review, previous: PullState | None, full: bool) 
         return result
     if previous.summary and previous.summary_at and not _asked_the_model(result):
         result = replace(result, summary=_earlier_summary(result.summary, previous))
-    known = {f.fingerprint for f in previous.findings}
+    known = {f.fingerprint for f in (*previous.findings, *previous.suppressed)}
     this_run = [
         replace(f, earlier=f.fingerprint in known) for f in (*result.findings, *result.suppressed)
     ]
     seen = {f.fingerprint for f in this_run}
     carried = [
         f
-        for f in still_open(previous.findings, review.change, review.lines)
+        for f in still_open((*previous.findings, *previous.suppressed), review.change, review.lines)
         if f.fingerprint not in seen
     ]
     merged: list[Finding] = merge_duplicates([*this_run, *carried])
