@@ -14,21 +14,15 @@ from typing import Any
 
 from reviewer.agent import Agent, AgentEvents
 from reviewer.budget import ReviewBudget
-from reviewer.context import (
-    ANSWER_PROMPT_NAMES,
-    TASK_SHARE,
-    ChangeInfo,
-    fence_for,
-    prompt_environment,
-    render_file,
-    select_files,
-)
+from reviewer.context import TASK_SHARE, ChangeInfo, render_file
 from reviewer.errors import ToolError
 from reviewer.findings import Usage
 from reviewer.llm import Connection, ServerProfile
 from reviewer.review import Prepared, ReviewRequest, chat_model, prepare_review
+from reviewer.selection import select_files
 from reviewer.sinks import map_strings
 from reviewer.submission import SUBMIT_ANSWER, AnswerSubmission, LineCounter
+from reviewer.templates import ANSWER_PROMPT_NAMES, fence_for, prompt_environment
 from reviewer.tokens import CHARS_PER_TOKEN
 from reviewer.tools import TOOLS
 from reviewer.wording import plural

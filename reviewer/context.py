@@ -7,20 +7,17 @@ silently. Nothing from the process environment is passed to a template.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from jinja2 import ChoiceLoader, DictLoader, FileSystemLoader, StrictUndefined, Template
-from jinja2.sandbox import SandboxedEnvironment
+from jinja2 import Template
 
 from reviewer.batching import Piece, plan_batches
 from reviewer.config import Settings
 from reviewer.diff import Change, FileChange, Hunk
 from reviewer.findings import FileCoverage, RuleFileUse
-from reviewer.gitcmd import run_git
 from reviewer.rule_files import (
     RuleUsage,
     load_rule_files,
@@ -28,16 +25,14 @@ from reviewer.rule_files import (
     rules_for_part,
     total_limit,
 )
+from reviewer.selection import select_files
 from reviewer.sinks import map_strings
+from reviewer.templates import fence_for, prompt_environment
 from reviewer.tokens import CHARS_PER_TOKEN
 from reviewer.wording import plural
 from reviewer.workspace.globs import basename_or_path_matcher
 from reviewer.workspace.paths import quote_path
 
-PROMPT_NAMES = ("system.md.j2", "task.md.j2")
-# An answer to a question in a thread (reviewer/answer.py); overridable the same way.
-ANSWER_PROMPT_NAMES = ("answer_system.md.j2", "answer_task.md.j2")
-OVERRIDE_DIR = ".reviewer/prompts"
 # Share of the context window the first message (diff included) may take; the rest is for
 # the investigation and the reply.
 TASK_SHARE = 0.45
@@ -50,89 +45,6 @@ class ChangeInfo:
     title: str
     description: str
     repository: str
-
-
-def prompts_dir() -> Path:
-    """Templates ship inside the wheel (reviewer/prompts); a source checkout has ./prompts."""
-    packaged = Path(__file__).parent / "prompts"
-    return packaged if packaged.is_dir() else Path(__file__).parent.parent / "prompts"
-
-
-def select_files(change: Change, settings: Settings) -> list[FileCoverage]:
-    """Decide, for every changed file, whether it is reviewed, and why not."""
-    include = [basename_or_path_matcher(g) for g in settings.include]
-    exclude = [basename_or_path_matcher(g) for g in settings.exclude]
-    coverage = []
-    for file in change.files:
-        reason = ""
-        if include and not any(m.fullmatch(file.path) for m in include):
-            reason = "not matched by include"
-        elif any(m.fullmatch(file.path) for m in exclude):
-            reason = "excluded by config"
-        elif file.binary:
-            reason = "binary file"
-        elif file.status == "deleted":
-            reason = ""
-        elif (kind := _not_source(file)) is not None:
-            reason = kind
-        elif file.oversized:
-            reason = "diff over GitHub's per-file limit (500 KB / 20,000 lines)"
-        coverage.append(FileCoverage(file.path, file.status, not reason, reason))
-    return coverage
-
-
-_LOCK_FILES = frozenset(
-    {
-        "package-lock.json",
-        "npm-shrinkwrap.json",
-        "yarn.lock",
-        "pnpm-lock.yaml",
-        "bun.lockb",
-        "poetry.lock",
-        "Pipfile.lock",
-        "uv.lock",
-        "pdm.lock",
-        "Cargo.lock",
-        "go.sum",
-        "Gemfile.lock",
-        "composer.lock",
-        "mix.lock",
-        "pubspec.lock",
-        "Podfile.lock",
-        "packages.lock.json",
-        "flake.lock",
-        "gradle.lockfile",
-    }
-)
-_VENDOR_DIRS = frozenset(
-    {"vendor", "third_party", "third-party", "node_modules", "bower_components", "external"}
-)
-_GENERATED_NAME = re.compile(
-    r"(\.min\.(js|css)|\.pb\.go|_pb2(_grpc)?\.pyi?|\.pb\.(cc|h)|\.generated\.\w+|\.g\.dart"
-    r"|\.designer\.cs|_generated\.\w+|\.snap|\.map)$"
-)
-_GENERATED_MARK = re.compile(
-    r"@generated|DO NOT EDIT|Code generated .* DO NOT EDIT|auto-?generated", re.I
-)
-
-
-def _not_source(file: FileChange) -> str | None:
-    """Why a changed file is not worth the model's time: lock file, vendored, generated."""
-    parts = file.path.split("/")
-    if parts[-1] in _LOCK_FILES:
-        return "lock file"
-    if any(part in _VENDOR_DIRS for part in parts[:-1]):
-        return "vendored code"
-    if _GENERATED_NAME.search(parts[-1]):
-        return "generated file"
-    head = file.hunks[0] if file.hunks else None
-    if head is not None and head.new_start <= 1:
-        # The first five lines only: an added file is one hunk of all its lines.
-        rows = head.body.split("\n", 5)[:5]
-        first = " ".join(row[1:] for row in rows if row[:1] in ("+", " ", ""))
-        if _GENERATED_MARK.search(first):
-            return "generated file"
-    return None
 
 
 def render_hunk(hunk: Hunk) -> list[str]:
@@ -460,55 +372,3 @@ def _path_instructions(settings: Settings, paths: list[str]) -> list[tuple[str, 
         if any(matcher.fullmatch(p) for p in paths):
             chosen.append((glob, text.strip()))
     return chosen
-
-
-def fence_for(text: str) -> str:
-    """A fence longer than any run of backticks in the untrusted text, so it cannot close it."""
-    longest = run = 0
-    for char in text:
-        run = run + 1 if char == "`" else 0
-        longest = max(longest, run)
-    return "`" * max(3, longest + 1)
-
-
-def prompt_environment(
-    root: Path, config_revision: str | None, names: tuple[str, ...] = PROMPT_NAMES
-) -> SandboxedEnvironment:
-    """Templates `names` from the repository's base revision first, then the packaged ones.
-
-    The sandboxed environment matters: an override comes from the repository.
-    """
-    overrides: dict[str, str] = {}
-    for name in names:
-        text = _read_override(root, name, config_revision)
-        if text is not None:
-            overrides[name] = text
-    return SandboxedEnvironment(
-        loader=ChoiceLoader([DictLoader(overrides), FileSystemLoader(str(prompts_dir()))]),
-        undefined=StrictUndefined,
-        autoescape=False,
-        keep_trailing_newline=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-
-
-def prompt_texts(root: Path, config_revision: str | None) -> dict[str, str]:
-    """Each template a review at `config_revision` renders: the repository's override, else
-    the packaged one (what an evaluation hashes to know which prompts produced a score)."""
-    return {
-        name: _read_override(root, name, config_revision)
-        or (prompts_dir() / name).read_text(encoding="utf-8")
-        for name in PROMPT_NAMES
-    }
-
-
-def _read_override(root: Path, name: str, revision: str | None) -> str | None:
-    rel = f"{OVERRIDE_DIR}/{name}"
-    if revision is None:
-        path = root / rel
-        return (
-            path.read_text(encoding="utf-8") if path.is_file() and not path.is_symlink() else None
-        )
-    proc = run_git(root, ["show", f"{revision}:{rel}"], check=False)
-    return proc.stdout.decode("utf-8", "replace") if proc.returncode == 0 else None

@@ -174,7 +174,7 @@ def test_a_fresh_clone_without_a_base_is_told_how_to_give_one(fresh_clone: Path)
 def test_exit_0_of_the_action_says_which_files_are_reviewed() -> None:
     """A complete run lists generated files (and the others below) as not reviewed and exits
     0: the exit-code paragraph must not promise that every file was reviewed, and names each
-    reason `reviewer.context.select_files` gives a file that is never reviewed."""
+    reason `reviewer.selection.select_files` gives a file that is never reviewed."""
     paragraph = re.search(r"^Exit codes: `0` (.*?)`1`", section("GitHub Action"), re.S | re.M)
     assert paragraph
     text = " ".join(paragraph.group(1).split())

@@ -19,13 +19,14 @@ from typing import Any, Literal
 
 from reviewer import __version__
 from reviewer.config import load_settings
-from reviewer.context import ChangeInfo, prompt_texts
+from reviewer.context import ChangeInfo
 from reviewer.errors import ReviewerError
 from reviewer.eval.cache import Cache, key_of
 from reviewer.eval.cases import EvalCase
 from reviewer.eval.judge import JudgeError, LLMJudge, Verdict, location_match
 from reviewer.eval.metrics import Pair, greedy_match
 from reviewer.findings import Finding, Usage
+from reviewer.templates import prompt_texts
 from reviewer.wording import plural
 from reviewer.workspace import repository_root, resolve_commit
 
