@@ -13,7 +13,7 @@ from typing import Any
 
 import git
 
-from reviewer import __version__
+from reviewer import __version__, parts
 from reviewer.agent import Agent, AgentEvents, AgentOutcome
 from reviewer.anchor import merge_duplicates, place, split_reported
 from reviewer.budget import ReviewBudget, check_cost_budget
@@ -25,7 +25,7 @@ from reviewer.config import (
     settings_layers,
     settings_notes,
 )
-from reviewer.context import BatchContext, ChangeInfo, ReviewPlan, build_plan, select_files
+from reviewer.context import BatchContext, ChangeInfo, ReviewPlan, build_plan
 from reviewer.diff import Change, load_change
 from reviewer.errors import ReviewerError, ToolError
 from reviewer.findings import FileCoverage, Finding, ModelPrice, ReviewResult, Usage
@@ -33,6 +33,7 @@ from reviewer.gitcmd import run_git
 from reviewer.ignore_file import load_ignore_file
 from reviewer.llm import DEFAULT_BASE_URL, ChatModel, Connection, ServerProfile, check_base_url
 from reviewer.redact import Redactor
+from reviewer.selection import select_files
 from reviewer.submission import (
     SUBMIT_REVIEW,
     FindingIn,
@@ -57,8 +58,6 @@ _MAX_DESCRIPTION_CHARS = 6000
 _MAX_COMMITS = 200
 # Names a tool call written as text may use (anything else in the text is prose).
 TOOL_NAMES = frozenset({*TOOLS, SUBMIT_REVIEW})
-# A stop reason quoted in a file's coverage: the full reason is in the review's own.
-_MAX_REASON_CHARS = 200
 
 
 @dataclass(frozen=True)
@@ -220,24 +219,24 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
         return Review(
             ReviewResult(
                 status="complete" if complete else "incomplete",
-                summary=redactor(summary or _summary(runs)),
+                summary=redactor(summary or parts.summary(runs)),
                 findings=tuple(reported),
                 suppressed=tuple(suppressed),
                 model=settings.model or "",
                 base=base_point,
                 head=head_label,
-                files=_mark_unfinished(coverage, runs),
+                files=parts.mark_unfinished(coverage, runs),
                 usage=sum((o.usage for o in outcomes), Usage()),
                 duration_seconds=round(time.monotonic() - started, 3),
                 tool_calls=sum(o.tool_calls for o in outcomes),
                 turns=sum(o.turns for o in outcomes),
-                incomplete_reason=_reasons(runs),
+                incomplete_reason=parts.reasons(runs),
                 rule_files=plan.rule_files,
                 price=prepared.price,
                 closed=tuple(ignored),
             ),
             settings,
-            _transcript(
+            parts.transcript(
                 runs,
                 {
                     "base": base_point,
@@ -331,76 +330,6 @@ def _rule_files_note(plan: ReviewPlan) -> str:
     )
 
 
-def _summary(runs: list[tuple[BatchContext, AgentOutcome]]) -> str:
-    def text(outcome: AgentOutcome) -> str:
-        if outcome.submission is not None:
-            return outcome.submission.summary.strip()
-        what = "This part" if len(runs) > 1 else "The review"
-        return outcome.last_text.strip() or f"{what} did not finish; no summary was written."
-
-    if len(runs) == 1:
-        return text(runs[0][1])
-    if all(o.submission is None and not o.last_text.strip() for _, o in runs):
-        return f"None of the {plural(len(runs), 'part')} finished; no summary was written."
-    return "\n\n".join(
-        f"**Part {number} of {len(runs)} ({batch.label}):** {text(outcome)}"
-        for number, (batch, outcome) in enumerate(runs, 1)
-    )
-
-
-def _reasons(runs: list[tuple[BatchContext, AgentOutcome]]) -> str:
-    """Why the review is incomplete, one clause per distinct reason: a spent budget stops
-    every part still to run, and a hundred parts must not make a hundred clauses."""
-    failed = [(n, b, o) for n, (b, o) in enumerate(runs, 1) if o.submission is None]
-    if len(runs) == 1:
-        return failed[0][2].stop_reason if failed else ""
-    by_reason: dict[str, list[tuple[int, BatchContext]]] = {}
-    for number, batch, outcome in failed:
-        by_reason.setdefault(outcome.stop_reason, []).append((number, batch))
-    clauses = []
-    for reason, parts in by_reason.items():
-        if len(parts) == 1:
-            number, batch = parts[0]
-            clauses.append(f"part {number} ({batch.label}): {reason}")
-        elif len(parts) == len(runs):
-            clauses.append(f"all {plural(len(parts), 'part')}: {reason}")
-        else:
-            numbers = _number_ranges([number for number, _ in parts])
-            clauses.append(f"{plural(len(parts), 'part')} ({numbers} of {len(runs)}): {reason}")
-    return "; ".join(clauses)
-
-
-def _number_ranges(numbers: list[int]) -> str:
-    """[1, 2, 3, 7, 9, 10] -> "1-3, 7, 9-10"."""
-    spans: list[list[int]] = []
-    for number in sorted(numbers):
-        if spans and number == spans[-1][1] + 1:
-            spans[-1][1] = number
-        else:
-            spans.append([number, number])
-    return ", ".join(f"{a}-{b}" if a != b else str(a) for a, b in spans)
-
-
-def _transcript(
-    runs: list[tuple[BatchContext, AgentOutcome]], header: dict[str, Any]
-) -> list[dict[str, Any]]:
-    """A header (what was reviewed, with what), then each part's messages and how it ended."""
-    entries: list[dict[str, Any]] = [{"type": "review", **header}]
-    for number, (batch, outcome) in enumerate(runs, 1):
-        if len(runs) > 1:
-            entries.append({"type": "batch", "part": number, "label": batch.label})
-        entries.extend(outcome.transcript)
-        entries.append(
-            {
-                "type": "end",
-                "part": number,
-                "submitted": outcome.submission is not None,
-                "reason": outcome.stop_reason,
-            }
-        )
-    return entries
-
-
 def _shown_change(root: Path, change: Change, head: str | None, request: ReviewRequest) -> Change:
     """What the model is shown: the whole change, or (incremental) the files still to review,
     each with its diff since the last review. Files outside the change (a merge from the
@@ -426,30 +355,6 @@ def _whole_coverage(
         if c.path not in seen
     )
     return shown + rest
-
-
-def _mark_unfinished(
-    coverage: tuple[FileCoverage, ...], runs: list[tuple[BatchContext, AgentOutcome]]
-) -> tuple[FileCoverage, ...]:
-    """A file counts as reviewed only when every loop that was shown it submitted a review.
-    Its reason is the loop's, without the part's number: the parts of a review that failed
-    as a whole share one reason, which a report can then say once (the review's own reason
-    names the parts)."""
-    unfinished: dict[str, str] = {}
-    for batch, outcome in runs:
-        if outcome.submission is not None:
-            continue
-        reason = " ".join(outcome.stop_reason.split())
-        if len(reason) > _MAX_REASON_CHARS:  # cut where a reader sees it is cut
-            reason = reason[: _MAX_REASON_CHARS - 1].rstrip() + "…"
-        for path in batch.paths:
-            unfinished.setdefault(path, f"did not finish: {reason}")
-    return tuple(
-        replace(c, reviewed=False, reason=unfinished[c.path])
-        if c.path in unfinished and c.reviewed and not c.earlier
-        else c
-        for c in coverage
-    )
 
 
 def _check_submission(
