@@ -357,3 +357,24 @@ def test_the_judge_adapts_to_a_server_that_refuses_response_format_and_temperatu
     assert "response_format" not in bodies[1] and "temperature" in bodies[1]
     assert all("response_format" not in b and "temperature" not in b for b in bodies[2:])
     assert all("tools" not in body for body in bodies)
+
+
+def test_reviews_carry_their_cost_when_the_model_has_a_price_and_limit_picks_cases(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    settings = tmp_path / "settings.toml"
+    settings.write_text('[prices."fake-model"]\ninput = 1.0\noutput = 2.0\n')
+    with Models(REVIEWS, RULES) as models:
+        code, results = run_eval(tmp_path, str(SAMPLE), "--limit", "2", "--config", str(settings))
+        asked = len(models.reviewer.requests)
+    assert code == 0 and results["cases_total"] == 2 and asked == 2
+    reviews = [case["review"] for case in results["cases"]]
+    tokens = [r["usage"]["prompt_tokens"] + r["usage"]["completion_tokens"] for r in reviews]
+    assert all(isinstance(r["cost"], float) and r["cost"] > 0 for r in reviews), reviews
+    # Prompt and completion at $1 and $2 a million tokens: the cost follows the counts.
+    for review in reviews:
+        usage = review["usage"]
+        expected = (usage["prompt_tokens"] * 1.0 + usage["completion_tokens"] * 2.0) / 1e6
+        assert abs(review["cost"] - expected) < 1e-9
+    assert results["usage"]["review_cost"] == round(sum(r["cost"] for r in reviews), 6)
+    assert sum(tokens) > 0
