@@ -11,15 +11,21 @@ import json
 import os
 import shutil
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn, TypeVar
 
 from reviewer import __version__
 from reviewer.errors import ExitCode, ReviewerError
 from reviewer.eval.arguments import add_eval_parser
 from reviewer.sinks import log
 from reviewer.variables import variables_of
+
+if TYPE_CHECKING:  # heavy: imported where a command runs
+    from reviewer.progress import Progress
+    from reviewer.review import ReviewRequest
+
+T = TypeVar("T")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -206,9 +212,8 @@ def _add_revision_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _review_command(args: argparse.Namespace) -> int:
-    from reviewer.progress import Progress
     from reviewer.report import check_writable, write_report, write_transcript
-    from reviewer.review import ReviewRequest, run_review
+    from reviewer.review import run_review
 
     outputs = _report_outputs(args.format or [], args.output or [])
     if args.dry_run:
@@ -218,22 +223,8 @@ def _review_command(args: argparse.Namespace) -> int:
         check_writable(path, "report")
     if args.transcript:
         check_writable(args.transcript, "transcript")
-    progress = Progress(enabled=not args.quiet)
-    try:
-        review = run_review(
-            ReviewRequest(
-                repo=args.repo,
-                base=args.base,
-                head=args.head,
-                uncommitted=args.uncommitted,
-                flags={"model": args.model, "fail_on": args.fail_on},
-                config_path=args.config,
-                keep_transcript=args.transcript is not None,
-            ),
-            events=progress,
-        )
-    finally:
-        progress.done()
+    request = _review_request(args, keep_transcript=args.transcript is not None)
+    review = _with_progress(args.quiet, lambda events: run_review(request, events=events))
     result = review.result
     # no-color.org: a non-empty NO_COLOR turns colour off unless asked for explicitly.
     color = args.color == "always" or (
@@ -264,13 +255,37 @@ def _review_command(args: argparse.Namespace) -> int:
     return int(ExitCode.OK)
 
 
+def _review_request(args: argparse.Namespace, *, keep_transcript: bool) -> ReviewRequest:
+    """What `reviewer review` asks for, from its options: a review or its dry run."""
+    from reviewer.review import ReviewRequest
+
+    return ReviewRequest(
+        repo=args.repo,
+        base=args.base,
+        head=args.head,
+        uncommitted=args.uncommitted,
+        flags={"model": args.model, "fail_on": args.fail_on},
+        config_path=args.config,
+        keep_transcript=keep_transcript,
+    )
+
+
+def _with_progress(quiet: bool, work: Callable[[Progress], T]) -> T:
+    """`work` with the progress line on stderr; its clock stops when the work does."""
+    from reviewer.progress import Progress
+
+    progress = Progress(enabled=not quiet)
+    try:
+        return work(progress)
+    finally:
+        progress.done()
+
+
 def _dry_run(args: argparse.Namespace, outputs: list[tuple[str, str]]) -> int:
     """The plan of the review, in the terminal and (with --format json=FILE) as JSON."""
     from reviewer.dryrun import plan_review
-    from reviewer.progress import Progress
     from reviewer.report import check_writable, write_text
     from reviewer.report.plan import render_plan_json, render_plan_text
-    from reviewer.review import ReviewRequest
 
     renderers = {"terminal": render_plan_text, "json": render_plan_json}
     for report_format, path in outputs:
@@ -279,22 +294,8 @@ def _dry_run(args: argparse.Namespace, outputs: list[tuple[str, str]]) -> int:
                 f"--dry-run writes its plan as terminal or json, not {report_format}"
             )
         check_writable(path, "plan")
-    progress = Progress(enabled=not args.quiet)
-    try:
-        plan = plan_review(
-            ReviewRequest(
-                repo=args.repo,
-                base=args.base,
-                head=args.head,
-                uncommitted=args.uncommitted,
-                flags={"model": args.model, "fail_on": args.fail_on},
-                config_path=args.config,
-                keep_transcript=False,
-            ),
-            events=progress,
-        )
-    finally:
-        progress.done()
+    request = _review_request(args, keep_transcript=False)
+    plan = _with_progress(args.quiet, lambda events: plan_review(request, events=events))
     if not any(path == "-" for _format, path in outputs):
         outputs = [*outputs, ("terminal", "-")]
     for report_format, path in outputs:

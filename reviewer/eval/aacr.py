@@ -26,7 +26,7 @@ from typing import Any
 
 from reviewer.errors import ReviewerError
 from reviewer.eval.cases import Dataset, ExpectedIssue
-from reviewer.eval.clones import Clones, PullCase, commit_id, parse_pull_url
+from reviewer.eval.clones import Clones, PullCase, commit_id, parse_pull_url, pull_requests_in
 
 NAME = "aacr"
 POSITIVE = "positive_samples.json"
@@ -77,7 +77,7 @@ def read_aacr(path: Path) -> tuple[str, tuple[PullCase, ...]]:
             continue
         raw = file.read_bytes()
         digest.update(file.name.encode() + b"\0" + raw + b"\0")
-        for index, sample in enumerate(_samples(file, raw)):
+        for index, sample in enumerate(pull_requests_in(file, raw, "aacr", _HINT)):
             case = _case(sample, f"{file}: sample {index + 1}", with_issues)
             if with_issues and case.id in cases:
                 raise ReviewerError(f"aacr: {file}: {case.pull} is listed twice; keep one")
@@ -104,20 +104,6 @@ def load_aacr(
     if token is None:
         log("aacr: no GitHub token: the pull requests' titles and descriptions are not read")
     return Dataset(NAME, version, tuple(clones.resolve(case) for case in pending))
-
-
-def _samples(file: Path, raw: bytes) -> list[dict[str, Any]]:
-    try:
-        samples = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise ReviewerError(f"aacr: {file} is not UTF-8 text; {_HINT}") from exc
-    except json.JSONDecodeError as exc:
-        raise ReviewerError(
-            f"aacr: {file} is not valid JSON ({exc.msg}, line {exc.lineno}); {_HINT}"
-        ) from exc
-    if not isinstance(samples, list) or not all(isinstance(s, dict) for s in samples):
-        raise ReviewerError(f"aacr: {file} is not a list of pull requests; {_HINT}")
-    return samples
 
 
 def _case(sample: dict[str, Any], where: str, with_issues: bool) -> PullCase:

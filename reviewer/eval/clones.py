@@ -62,6 +62,22 @@ class PullRef:
         return f"{self.repository}#{self.number}"
 
 
+def pull_requests_in(file: Path, raw: bytes, reader: str, hint: str) -> list[dict[str, Any]]:
+    """A benchmark file's list of pull requests (JSON objects), or a one-line error naming the
+    reader (`martian`, `aacr`), the file and what to pass instead (`hint`)."""
+    try:
+        items = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ReviewerError(f"{reader}: {file} is not UTF-8 text; {hint}") from exc
+    except json.JSONDecodeError as exc:
+        raise ReviewerError(
+            f"{reader}: {file} is not valid JSON ({exc.msg}, line {exc.lineno}); {hint}"
+        ) from exc
+    if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
+        raise ReviewerError(f"{reader}: {file} is not a list of pull requests; {hint}")
+    return items
+
+
 def parse_pull_url(url: object, where: str) -> PullRef:
     """The pull request a GitHub URL names, or a one-line error naming `where` it was read."""
     match = _PULL_URL.fullmatch(url) if isinstance(url, str) else None

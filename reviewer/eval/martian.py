@@ -24,7 +24,7 @@ from typing import Any
 
 from reviewer.errors import ReviewerError
 from reviewer.eval.cases import Dataset, ExpectedIssue
-from reviewer.eval.clones import Clones, PullCase, parse_pull_url
+from reviewer.eval.clones import Clones, PullCase, parse_pull_url, pull_requests_in
 
 NAME = "martian"
 _SEVERITIES = {"critical", "high", "medium", "low"}
@@ -76,7 +76,7 @@ def read_martian(path: Path) -> tuple[str, tuple[PullCase, ...]]:
     for file in files:
         raw = file.read_bytes()
         digest.update(file.name.encode() + b"\0" + raw + b"\0")
-        entries = _entries(file, raw)
+        entries = pull_requests_in(file, raw, "martian", _HINT)
         label = _label(entries)
         for index, entry in enumerate(entries):
             case = _case(entry, f"{file}: entry {index + 1}", label)
@@ -100,20 +100,6 @@ def load_martian(
     clones = Clones(cache_dir, token=token, log=log, git_base=git_base, api_url=api_url)
     log(f"martian: {len(pending)} pull requests in {path}")
     return Dataset(NAME, version, tuple(clones.resolve(case) for case in pending))
-
-
-def _entries(file: Path, raw: bytes) -> list[dict[str, Any]]:
-    try:
-        entries = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise ReviewerError(f"martian: {file} is not UTF-8 text; {_HINT}") from exc
-    except json.JSONDecodeError as exc:
-        raise ReviewerError(
-            f"martian: {file} is not valid JSON ({exc.msg}, line {exc.lineno}); {_HINT}"
-        ) from exc
-    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
-        raise ReviewerError(f"martian: {file} is not a list of pull requests; {_HINT}")
-    return entries
 
 
 def _case(entry: dict[str, Any], where: str, label: str) -> PullCase:
