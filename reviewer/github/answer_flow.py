@@ -14,7 +14,6 @@ from typing import Any
 
 from reviewer.answer import Answer, Question, Said, answer_question
 from reviewer.config import Settings, resolve_settings, settings_layers
-from reviewer.context import ChangeInfo
 from reviewer.errors import ExitCode, ReviewerError
 from reviewer.github.actions import (
     ActionsContext,
@@ -25,14 +24,14 @@ from reviewer.github.actions import (
     require_model_key,
 )
 from reviewer.github.asking import read_ask, refusal
+from reviewer.github.memory import ReviewScope
 from reviewer.github.pull import OpenPull, open_pull
-from reviewer.github.review_flow import review_pull
+from reviewer.github.review_flow import request_for, review_pull
 from reviewer.progress import Progress
 from reviewer.redact import Redactor
 from reviewer.report.answer import answer_body, answered_question, not_answered_body
 from reviewer.report.github import last_line
 from reviewer.report.mdtext import neutralize
-from reviewer.review import ReviewRequest
 from reviewer.wording import plural
 
 
@@ -56,7 +55,7 @@ def answer_comment(context: ActionsContext, env: Mapping[str, str]) -> int:
     if ask.kind == "review":
         log(f"{comment.author} asked for a full review (/review)")
         require_model_key(context, env)
-        return review_pull(context, {**env, "REVIEWER_FULL_REVIEW": "true"})
+        return review_pull(context, {**env, "REVIEWER_FULL_REVIEW": "true"}, pr)
     try:
         require_model_key(context, env)
         return _answer(pr, context, env, comment)
@@ -77,15 +76,7 @@ def _answer(
     progress = Progress()
     try:
         answer = answer_question(
-            ReviewRequest(
-                repo=pr.root,
-                base=pr.base_sha,
-                head=pr.head_sha,
-                config_name=env.get("REVIEWER_CONFIG") or None,
-                info=ChangeInfo(pr.info.title, pr.info.body, context.repository),
-                keep_transcript=False,
-                announce_settings=False,
-            ),
+            request_for(pr, context, ReviewScope(None, None, "the whole pull request"), env),
             _question(pr, comment, prior),
             events=progress,
         )

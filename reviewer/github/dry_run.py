@@ -9,19 +9,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from reviewer.config import settings_notes
-from reviewer.context import ChangeInfo
 from reviewer.dryrun import plan_review
 from reviewer.errors import ExitCode, ReviewerError
 from reviewer.github.actions import ActionsContext, append_summary, log, write_outputs
-from reviewer.github.memory import our_summary, review_scope
+from reviewer.github.memory import our_summary
 from reviewer.github.pull import open_pull
+from reviewer.github.review_flow import decide_scope, request_for
 from reviewer.github.run_files import report_path
 from reviewer.progress import Progress
 from reviewer.report import write_text
 from reviewer.report.mdtext import fence, neutralize_line
 from reviewer.report.plan import render_plan_json, render_plan_text
-from reviewer.review import ReviewRequest
 
 DRY_RUN = "dry-run"
 _TRUE = ("true", "1", "yes")
@@ -42,30 +40,12 @@ def dry_run_asked(env: Mapping[str, str]) -> bool:
 def plan_pull(context: ActionsContext, env: Mapping[str, str]) -> int:
     pr = open_pull(context, env)
     _existing, previous = our_summary(pr.client, pr.pull)
-    full = (env.get("REVIEWER_FULL_REVIEW") or "").strip().lower() in _TRUE
-    scope, _state = review_scope(
-        pr.root, previous, pr.changed_paths(), pr.merge_base, pr.head_sha, full=full
-    )
-    config_name = env.get("REVIEWER_CONFIG") or None
-    for note in settings_notes(pr.root, pr.base_sha, None, config_name):
-        log(note)
+    scope, _state, _full = decide_scope(pr, previous, env)
     log(f"dry run: {scope.note}")
+    request = request_for(pr, context, scope, env)
     progress = Progress()
     try:
-        plan = plan_review(
-            ReviewRequest(
-                repo=pr.root,
-                base=pr.base_sha,
-                head=pr.head_sha,
-                config_name=config_name,
-                only=scope.only,
-                since=scope.since,
-                info=ChangeInfo(pr.info.title, pr.info.body, context.repository),
-                keep_transcript=False,
-                announce_settings=False,
-            ),
-            events=progress,
-        )
+        plan = plan_review(request, events=progress)
     finally:
         progress.done()
     text = render_plan_text(plan)

@@ -22,6 +22,7 @@ from reviewer.github.carry import still_open
 from reviewer.github.conversation import CANNOT_RESOLVE, answer, ignored, listen, settle
 from reviewer.github.memory import (
     PullState,
+    ReviewScope,
     next_state,
     our_summary,
     review_scope,
@@ -40,19 +41,13 @@ from reviewer.review import Review, ReviewRequest, run_review
 from reviewer.wording import plural
 
 
-def review_pull(context: ActionsContext, env: Mapping[str, str]) -> int:
-    pr = open_pull(context, env)
+def review_pull(context: ActionsContext, env: Mapping[str, str], pr: OpenPull | None = None) -> int:
+    """`pr`: the pull request when the trigger has opened it already (a `/review` comment)."""
+    pr = pr or open_pull(context, env)
     existing, previous = our_summary(pr.client, pr.pull)
-    full = (env.get("REVIEWER_FULL_REVIEW") or "").strip().lower() in ("1", "true", "yes")
-    scope, previous = review_scope(
-        pr.root, previous, pr.changed_paths(), pr.merge_base, pr.head_sha, full=full
-    )
-    config_name = env.get("REVIEWER_CONFIG") or None
-    # Which settings apply is said first: the scope decision below is read in their light.
-    for note in settings_notes(pr.root, pr.base_sha, None, config_name):
-        log(note)
+    scope, previous, full = decide_scope(pr, previous, env)
     log(scope.note)
-    review = _review(pr, context, scope.only, scope.since, config_name)
+    review = _review(request_for(pr, context, scope, env))
     result = _with_open_findings(review, previous, full)
     # The conversation: dismissals on the threads and in the ignore file (at the base), the
     # fixed findings' threads answered, before anything is counted or posted.
@@ -140,30 +135,42 @@ def review_pull(context: ActionsContext, env: Mapping[str, str]) -> int:
     return int(code)
 
 
-def _review(
-    pr: OpenPull,
-    context: ActionsContext,
-    only: frozenset[str] | None,
-    since: str | None,
-    config_name: str | None,
-) -> Review:
-    """The normal review pipeline on what this run reviews, with the PR's title and body."""
+def decide_scope(
+    pr: OpenPull, previous: PullState | None, env: Mapping[str, str]
+) -> tuple[ReviewScope, PullState | None, bool]:
+    """What this run shows the model (all of the PR, or what no complete run has reviewed
+    yet), the memory it builds on, and whether a full review was asked for. Which settings
+    apply is said first: the decision is read in their light."""
+    full = (env.get("REVIEWER_FULL_REVIEW") or "").strip().lower() in ("1", "true", "yes")
+    scope, previous = review_scope(
+        pr.root, previous, pr.changed_paths(), pr.merge_base, pr.head_sha, full=full
+    )
+    for note in settings_notes(pr.root, pr.base_sha, None, env.get("REVIEWER_CONFIG") or None):
+        log(note)
+    return scope, previous, full
+
+
+def request_for(
+    pr: OpenPull, context: ActionsContext, scope: ReviewScope, env: Mapping[str, str]
+) -> ReviewRequest:
+    """The review pipeline's request for this run: its scope, the PR's title and body."""
+    return ReviewRequest(
+        repo=pr.root,
+        base=pr.base_sha,
+        head=pr.head_sha,
+        config_name=env.get("REVIEWER_CONFIG") or None,
+        only=scope.only,
+        since=scope.since,
+        info=ChangeInfo(pr.info.title, pr.info.body, context.repository),
+        keep_transcript=False,
+        announce_settings=False,
+    )
+
+
+def _review(request: ReviewRequest) -> Review:
     progress = Progress()
     try:
-        return run_review(
-            ReviewRequest(
-                repo=pr.root,
-                base=pr.base_sha,
-                head=pr.head_sha,
-                config_name=config_name,
-                only=only,
-                since=since,
-                info=ChangeInfo(pr.info.title, pr.info.body, context.repository),
-                keep_transcript=False,
-                announce_settings=False,
-            ),
-            events=progress,
-        )
+        return run_review(request, events=progress)
     finally:
         progress.done()  # its clock stops with the review, before anything is posted
 
