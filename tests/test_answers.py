@@ -231,3 +231,17 @@ def test_who_may_ask() -> None:
     assert refusal("wendy", "alice", "author-and-writers", writers) is None
     assert refusal("mallory", "alice", "author-and-writers", writers) is not None
     assert refusal("mallory", "alice", "anyone", writers) is None
+
+
+def test_a_comment_run_that_cannot_read_the_pull_request_says_not_answered(
+    pr: PullRequest,
+) -> None:
+    # It said "Not reviewed" and set status=not-reviewed, although no review was asked.
+    asked = pr.github.person(AUTHOR).comment("@reviewer is `total` tested?")
+    run = on_comment(
+        pr, "issue_comment", pr.github.issue_comment_event(asked), [], GITHUB_TOKEN="wrong"
+    )
+    assert run.code == 2, run.err
+    assert "::error title=Not answered::" in run.out and "Not reviewed" not in run.out
+    assert "the comment could not be read: GitHub rejected the token (401)" in run.err
+    assert run.outputs.get("status") is None and run.llm_bodies == []

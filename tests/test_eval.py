@@ -378,3 +378,41 @@ def test_reviews_carry_their_cost_when_the_model_has_a_price_and_limit_picks_cas
         assert abs(review["cost"] - expected) < 1e-9
     assert results["usage"]["review_cost"] == round(sum(r["cost"] for r in reviews), 6)
     assert sum(tokens) > 0
+
+
+# results.json is read by scripts (and by --compare of a later version): its keys are a
+# contract, changed only on purpose with RESULTS_VERSION.
+RESULT_KEYS = {
+    "top": {"cases", "cases_errored", "cases_scored", "cases_total", "created", "datasets",
+            "errors", "expected_total", "expected_with_location", "format", "judge", "metrics",
+            "primary", "reviewer", "reviewer_version", "usage", "version"},
+    "reviewer": {"flags", "model", "prompt_hashes", "settings_hashes"},
+    "judge": {"base_url", "kind", "model", "prompt_version"},
+    "usage": {"judge_completion_tokens", "judge_prompt_tokens", "judge_requests",
+              "judge_seconds", "review_completion_tokens", "review_cost",
+              "review_prompt_tokens", "review_seconds", "reviews_from_cache",
+              "verdicts_from_cache", "wall_seconds"},
+    "case": {"dataset", "error", "expected", "findings", "id", "matches", "metrics",
+             "repository", "review", "status", "verdicts"},
+    "metrics": {"by_repository", "by_severity", "cases", "expected", "f1", "findings",
+                "findings_per_case", "fn", "fp", "precision", "recall", "tp",
+                "unmatched_findings_per_case"},
+    "dataset": {"cases", "format", "name", "version"},
+}  # fmt: skip
+
+
+def test_the_results_file_keys_are_pinned(env: dict[str, str], tmp_path: Path) -> None:
+    from reviewer.eval.results import RESULTS_FORMAT, RESULTS_VERSION
+
+    with Models(REVIEWS, RULES):
+        code, results = run_eval(tmp_path, str(SAMPLE))
+    assert code == 0
+    assert (results["format"], results["version"]) == (RESULTS_FORMAT, RESULTS_VERSION)
+    assert set(results) == RESULT_KEYS["top"]
+    assert set(results["reviewer"]) == RESULT_KEYS["reviewer"]
+    assert set(results["judge"]) == RESULT_KEYS["judge"]
+    assert set(results["usage"]) == RESULT_KEYS["usage"]
+    assert set(results["datasets"][0]) == RESULT_KEYS["dataset"]
+    assert all(set(case) == RESULT_KEYS["case"] for case in results["cases"])
+    for judged in results["metrics"].values():
+        assert set(judged) == RESULT_KEYS["metrics"]

@@ -42,8 +42,14 @@ def answer_comment(context: ActionsContext, env: Mapping[str, str]) -> int:
         return _ignored(f"the comment was {comment.action or 'changed'}; only a new one asks")
     if not comment.on_pull_request:
         return _ignored("the comment is on an issue, not on a pull request")
-    pr = open_pull(context, env)
-    settings = _settings(pr, env)
+    try:
+        pr = open_pull(context, env)
+        settings = _settings(pr, env)
+    except ReviewerError as exc:
+        # Before anything is known of what the comment asks: this run reviews nothing, so it
+        # is no "not reviewed" (no status output, no review annotation).
+        _say_not_answered(context, env, f"the comment could not be read: {exc}")
+        return int(ExitCode.INCOMPLETE)
     if comment.author == pr.client.login:
         return _ignored("the comment is the bot's own")
     ask = read_ask(comment.body, settings.mention, on_conversation=not comment.in_thread)
