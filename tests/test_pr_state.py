@@ -15,12 +15,11 @@ from reviewer.github.memory import (
     MAX_STATE_CHARS,
     SUGGESTION_LEFT_OUT,
     PullState,
-    is_pull_commit,
     next_state,
     read_state,
-    review_scope,
     state_line,
 )
+from reviewer.github.scope import is_pull_commit, review_scope
 from reviewer.github.signing import Signer
 from reviewer.report.github import (
     SUMMARY_MARKER,

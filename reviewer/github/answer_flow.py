@@ -24,9 +24,9 @@ from reviewer.github.actions import (
     require_model_key,
 )
 from reviewer.github.asking import read_ask, refusal
-from reviewer.github.memory import ReviewScope
 from reviewer.github.pull import OpenPull, open_pull
 from reviewer.github.review_flow import request_for, review_pull
+from reviewer.github.scope import ReviewScope
 from reviewer.progress import Progress
 from reviewer.redact import Redactor
 from reviewer.report.answer import answer_body, answered_question, not_answered_body

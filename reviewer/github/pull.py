@@ -13,7 +13,7 @@ from reviewer.gitcmd import run_git
 from reviewer.github.actions import ActionsContext, log
 from reviewer.github.client import ACTIONS_BOT, GitHubClient, PullInfo
 from reviewer.github.fetch import ensure_commits
-from reviewer.github.memory import changed_paths
+from reviewer.github.scope import changed_paths
 from reviewer.github.signing import Signer
 from reviewer.workspace import repository_root
 

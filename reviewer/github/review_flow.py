@@ -20,17 +20,11 @@ from reviewer.findings import Finding, ReviewResult, Severity
 from reviewer.github.actions import ActionsContext, append_summary, emit_command, log, write_outputs
 from reviewer.github.carry import still_open
 from reviewer.github.conversation import CANNOT_RESOLVE, answer, ignored, listen, settle
-from reviewer.github.memory import (
-    PullState,
-    ReviewScope,
-    next_state,
-    our_summary,
-    review_scope,
-    state_line,
-)
+from reviewer.github.memory import PullState, next_state, our_summary, state_line
 from reviewer.github.posting import closing_line, post
 from reviewer.github.pull import OpenPull, open_pull
 from reviewer.github.run_files import write_run_files
+from reviewer.github.scope import ReviewScope, review_scope
 from reviewer.ignore_file import load_ignore_file
 from reviewer.progress import Progress
 from reviewer.redact import Redactor
