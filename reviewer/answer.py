@@ -24,11 +24,9 @@ from reviewer.sinks import map_strings
 from reviewer.submission import SUBMIT_ANSWER, AnswerSubmission, LineCounter
 from reviewer.templates import ANSWER_PROMPT_NAMES, fence_for, prompt_environment
 from reviewer.tokens import CHARS_PER_TOKEN
-from reviewer.tools import TOOLS
 from reviewer.wording import plural
 from reviewer.workspace.paths import quote_path
 
-TOOL_NAMES = frozenset({*TOOLS, SUBMIT_ANSWER})
 # What of a long conversation the model is shown: its first comment (the finding) and the
 # newest replies, each cut to a length; the tools cannot read comments, so this is bounded
 # by the prompt's room alone.
@@ -81,7 +79,7 @@ def answer_question(
     info = request.info or ChangeInfo("", "", quote_path(prepared.root.name))
     system, task = _messages(prepared, info, question)
     agent = Agent(
-        model=chat_model(settings, events, ServerProfile(), Connection(settings), TOOL_NAMES),
+        model=chat_model(settings, events, ServerProfile(), Connection(settings), SUBMIT_ANSWER),
         workspace=prepared.workspace,
         settings=settings,
         final=AnswerSubmission(),

@@ -342,16 +342,19 @@ def _report_outputs(formats: list[str], outputs: list[str]) -> list[tuple[str, s
 
 
 def _run_tool_command(args: argparse.Namespace) -> int:
-    from reviewer.submission import SUBMIT_REVIEW
     from reviewer.tools import TOOLS, run_tool
     from reviewer.workspace import open_workspace
 
-    if args.name == SUBMIT_REVIEW:
-        raise ReviewerError(
-            f"{SUBMIT_REVIEW} is the model's final answer, not a tool to run; "
-            "`reviewer tools` shows its fields"
-        )
     if args.name not in TOOLS:
+        # Only here: the submission module (and the diff it checks against) is not loaded
+        # for a tool that runs.
+        from reviewer.submission import SUBMIT_REVIEW
+
+        if args.name == SUBMIT_REVIEW:
+            raise ReviewerError(
+                f"{SUBMIT_REVIEW} is the model's final answer, not a tool to run; "
+                "`reviewer tools` shows its fields"
+            )
         raise ReviewerError(
             f"unknown tool '{args.name}'; available: {', '.join(TOOLS)} (see `reviewer tools`)"
         )

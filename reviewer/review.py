@@ -30,7 +30,7 @@ from reviewer.diff import Change, load_change
 from reviewer.errors import ReviewerError, ToolError
 from reviewer.findings import FileCoverage, Finding, ModelPrice, ReviewResult, Usage
 from reviewer.gitcmd import run_git
-from reviewer.ignore_file import load_ignore_file
+from reviewer.ignore_file import IgnoreFile, load_ignore_file
 from reviewer.llm import DEFAULT_BASE_URL, ChatModel, Connection, ServerProfile, check_base_url
 from reviewer.redact import Redactor
 from reviewer.selection import select_files
@@ -56,8 +56,6 @@ from reviewer.workspace.paths import quote_path
 _DEFAULT_BASES = ("origin/HEAD", "main", "master", "origin/main", "origin/master")
 _MAX_DESCRIPTION_CHARS = 6000
 _MAX_COMMITS = 200
-# Names a tool call written as text may use (anything else in the text is prose).
-TOOL_NAMES = frozenset({*TOOLS, SUBMIT_REVIEW})
 
 
 @dataclass(frozen=True)
@@ -94,6 +92,8 @@ class Review:
     # The whole change and the head's lines, as the findings were checked against them.
     change: Change
     lines: LineCounter
+    # The ignore file the review honoured (read at the base), for findings carried into it.
+    ignore: IgnoreFile
 
 
 def default_base(root: Path) -> str:
@@ -249,6 +249,7 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
             ),
             change,
             counter,
+            ignore,
         )
 
     if not plan.batches:
@@ -274,7 +275,7 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
         number = plan.batches.index(batch) + 1
         part_events = events.for_part(number, len(plan.batches), batch.label) if events else None
         agent = Agent(
-            model=chat_model(settings, events, profile, connection, TOOL_NAMES),
+            model=chat_model(settings, events, profile, connection, SUBMIT_REVIEW),
             workspace=workspace,
             settings=settings,
             final=ReviewSubmission(
@@ -302,15 +303,17 @@ def chat_model(
     events: AgentEvents | None,
     profile: ServerProfile,
     connection: Connection,
-    tool_names: frozenset[str],
+    final_tool: str,
 ) -> ChatModel:
-    """The model one loop talks to; `profile` and `connection` are shared by a review's loops."""
+    """The model one loop talks to; `profile` and `connection` are shared by a review's loops.
+    A tool call written as text may name the tools or the loop's final tool (anything else in
+    the text is prose)."""
     return ChatModel(
         settings,
         profile=profile,
         on_retry=events.retrying if events else None,
         on_note=(lambda text: events.note(f"model endpoint: {text}")) if events else None,
-        tool_names=tool_names,
+        tool_names=frozenset({*TOOLS, final_tool}),
         connection=connection,
     )
 
@@ -318,8 +321,8 @@ def chat_model(
 def _rule_files_note(plan: ReviewPlan) -> str:
     """One line naming the rule files the model is given, read at the base revision."""
     shown = [
-        f"{quote_path(rule.path)} ({len(rule.applied_to)} "
-        f"{'file' if len(rule.applied_to) == 1 else 'files'}{', cut' if rule.cut else ''})"
+        f"{quote_path(rule.path)} ({plural(len(rule.applied_to), 'file')}"
+        f"{', cut' if rule.cut else ''})"
         for rule in plan.rule_files[:20]
     ]
     more = len(plan.rule_files) - len(shown)

@@ -73,12 +73,18 @@ def load_local(path: Path, *, cache_dir: Path, token: str | None, log: Any) -> D
     return Dataset(str(data.get("name") or path.stem), version, loaded)
 
 
-def _case(data: Any, where: str, folder: Path, cache_dir: Path, log: Any) -> EvalCase:
+def _checked(data: Any, where: str, what: str, keys: frozenset[str]) -> dict[str, Any]:
+    """`data` as an object of only `keys`, else a one-line error naming where it is."""
     if not isinstance(data, dict):
-        raise ReviewerError(f"{where}: a case is an object")
-    unknown = sorted(set(data) - _CASE_KEYS)
+        raise ReviewerError(f"{where}: {what} is an object")
+    unknown = sorted(set(data) - keys)
     if unknown:
-        raise ReviewerError(f"{where}: unknown key(s) {unknown}; known: {sorted(_CASE_KEYS)}")
+        raise ReviewerError(f"{where}: unknown key(s) {unknown}; known: {sorted(keys)}")
+    return data
+
+
+def _case(data: Any, where: str, folder: Path, cache_dir: Path, log: Any) -> EvalCase:
+    data = _checked(data, where, "a case", _CASE_KEYS)
     case_id = data.get("id")
     if not isinstance(case_id, str) or not case_id.strip():
         raise ReviewerError(f'{where}: "id" is a non-empty string')
@@ -113,11 +119,7 @@ def _case(data: Any, where: str, folder: Path, cache_dir: Path, log: Any) -> Eva
 
 
 def _issue(data: Any, where: str) -> ExpectedIssue:
-    if not isinstance(data, dict):
-        raise ReviewerError(f"{where}: an expected issue is an object")
-    unknown = sorted(set(data) - _ISSUE_KEYS)
-    if unknown:
-        raise ReviewerError(f"{where}: unknown key(s) {unknown}; known: {sorted(_ISSUE_KEYS)}")
+    data = _checked(data, where, "an expected issue", _ISSUE_KEYS)
     description = data.get("description")
     if not isinstance(description, str) or not description.strip():
         raise ReviewerError(f'{where}: "description" is a non-empty string')

@@ -21,6 +21,9 @@ COMMENT_EVENTS = ("pull_request_review_comment", "issue_comment")
 SUPPORTED_EVENTS = ("pull_request", "pull_request_target", "workflow_dispatch", *COMMENT_EVENTS)
 DEFAULT_API_URL = "https://api.github.com"
 
+# How an Action's boolean input reads as true (inputs reach the program as strings).
+TRUE_WORDS = ("true", "1", "yes")
+
 
 @dataclass(frozen=True)
 class PullRequestRef:

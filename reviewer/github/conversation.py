@@ -32,6 +32,8 @@ from reviewer.report.github import comment_fingerprint
 from reviewer.wording import plural
 
 FIXED_REPLY = "Fixed in `{commit}`."
+# How the bot's own "fixed" replies start (with and without a commit), to say it only once.
+_FIXED_REPLY_STARTS = ("Fixed in `", "Fixed.")
 CANNOT_RESOLVE = (
     "The threads of fixed findings stay open: this workflow's token cannot resolve review "
     "threads. GitHub allows that with `contents: write` (not `pull-requests: write`) in the "
@@ -209,7 +211,8 @@ def answer(
         if root is None:
             continue
         said = any(
-            is_bot(client, c.author) and c.body.startswith("Fixed in ") for c in thread.comments[1:]
+            is_bot(client, c.author) and c.body.startswith(_FIXED_REPLY_STARTS)
+            for c in thread.comments[1:]
         )
         try:
             if not said:

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 
 from reviewer.dryrun import plan_review
 from reviewer.errors import ExitCode, ReviewerError
-from reviewer.github.actions import ActionsContext, append_summary, log, write_outputs
+from reviewer.github.actions import TRUE_WORDS, ActionsContext, append_summary, log, write_outputs
 from reviewer.github.memory import our_summary
 from reviewer.github.pull import open_pull
 from reviewer.github.review_flow import decide_scope, request_for
@@ -22,7 +22,6 @@ from reviewer.report.mdtext import fence, neutralize_line
 from reviewer.report.plan import render_plan_json, render_plan_text
 
 DRY_RUN = "dry-run"
-_TRUE = ("true", "1", "yes")
 _FALSE = ("false", "0", "no", "")
 
 
@@ -30,8 +29,8 @@ def dry_run_asked(env: Mapping[str, str]) -> bool:
     """REVIEWER_DRY_RUN (the `dry-run` input). A value that is neither true nor false is an
     error: a misspelt `true` must not turn into a real, paid review."""
     value = (env.get("REVIEWER_DRY_RUN") or "").strip().lower()
-    if value in _TRUE or value in _FALSE:
-        return value in _TRUE
+    if value in TRUE_WORDS or value in _FALSE:
+        return value in TRUE_WORDS
     raise ReviewerError(
         f"REVIEWER_DRY_RUN (the action's dry-run input) is {value!r}: set it to true or false"
     )

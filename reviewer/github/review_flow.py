@@ -17,7 +17,14 @@ from reviewer.config import settings_notes
 from reviewer.context import ChangeInfo
 from reviewer.errors import ExitCode
 from reviewer.findings import Finding, ReviewResult, Severity
-from reviewer.github.actions import ActionsContext, append_summary, emit_command, log, write_outputs
+from reviewer.github.actions import (
+    TRUE_WORDS,
+    ActionsContext,
+    append_summary,
+    emit_command,
+    log,
+    write_outputs,
+)
 from reviewer.github.carry import still_open
 from reviewer.github.conversation import CANNOT_RESOLVE, answer, ignored, listen, settle
 from reviewer.github.memory import PullState, next_state, our_summary, state_line
@@ -25,7 +32,6 @@ from reviewer.github.posting import closing_line, post
 from reviewer.github.pull import OpenPull, open_pull
 from reviewer.github.run_files import write_run_files
 from reviewer.github.scope import ReviewScope, review_scope
-from reviewer.ignore_file import load_ignore_file
 from reviewer.progress import Progress
 from reviewer.redact import Redactor
 from reviewer.report import render
@@ -46,8 +52,7 @@ def review_pull(context: ActionsContext, env: Mapping[str, str], pr: OpenPull | 
     # The conversation: dismissals on the threads and in the ignore file (at the base), the
     # fixed findings' threads answered, before anything is counted or posted.
     heard = listen(pr.client, pr.info.number, previous, review.settings.dismiss_by)
-    ignore = load_ignore_file(pr.root, pr.base_sha)
-    heard.dismissals.update(ignored((*result.findings, *result.suppressed), ignore))
+    heard.dismissals.update(ignored((*result.findings, *result.suppressed), review.ignore))
     result = settle(result, previous, heard.dismissals, pr.head_sha)
     answered = answer(pr.client, pr.pull, heard, result.closed, previous)
     run_files = write_run_files(result, env)
@@ -65,25 +70,7 @@ def review_pull(context: ActionsContext, env: Mapping[str, str], pr: OpenPull | 
         suppressed=result.suppressed,
     )
     unlisted = {Severity(s): n for s, n in state.dropped.items() if n}
-    notes = () if scope.only is None else (f"This run: {scope.note}.",)
-    if answered.cannot_resolve:
-        notes += (CANNOT_RESOLVE,)
-    if state.closed_cut:
-        notes += (
-            f"{plural(state.closed_cut, 'fixed or dismissed finding')} of earlier runs no "
-            "longer fit in this comment's memory and are not listed.",
-        )
-    if state.suppressed_cut:
-        notes += (
-            f"{plural(state.suppressed_cut, 'finding')} below the reporting threshold of earlier "
-            "runs are no longer remembered one by one (this comment's memory had no room); "
-            "the JSON report of the run that found them lists them.",
-        )
-    if unlisted:
-        notes += (
-            f"{plural(sum(unlisted.values()), 'finding')} of earlier runs no longer fit in this "
-            "comment's memory; they still count until a complete full review (full-review: true).",
-        )
+    notes = _summary_notes(scope, state, unlisted, cannot_resolve=bool(answered.cannot_resolve))
     posting = post(
         pr.client,
         pr.pull,
@@ -129,13 +116,40 @@ def review_pull(context: ActionsContext, env: Mapping[str, str], pr: OpenPull | 
     return int(code)
 
 
+def _summary_notes(
+    scope: ReviewScope, state: PullState, unlisted: dict[Severity, int], *, cannot_resolve: bool
+) -> tuple[str, ...]:
+    """What the summary comment says above the report: this run's scope, threads it could not
+    resolve, and what the bot's memory had no room for."""
+    notes = () if scope.only is None else (f"This run: {scope.note}.",)
+    if cannot_resolve:
+        notes += (CANNOT_RESOLVE,)
+    if state.closed_cut:
+        notes += (
+            f"{plural(state.closed_cut, 'fixed or dismissed finding')} of earlier runs no "
+            "longer fit in this comment's memory and are not listed.",
+        )
+    if state.suppressed_cut:
+        notes += (
+            f"{plural(state.suppressed_cut, 'finding')} below the reporting threshold of earlier "
+            "runs are no longer remembered one by one (this comment's memory had no room); "
+            "the JSON report of the run that found them lists them.",
+        )
+    if unlisted:
+        notes += (
+            f"{plural(sum(unlisted.values()), 'finding')} of earlier runs no longer fit in this "
+            "comment's memory; they still count until a complete full review (full-review: true).",
+        )
+    return notes
+
+
 def decide_scope(
     pr: OpenPull, previous: PullState | None, env: Mapping[str, str]
 ) -> tuple[ReviewScope, PullState | None, bool]:
     """What this run shows the model (all of the PR, or what no complete run has reviewed
     yet), the memory it builds on, and whether a full review was asked for. Which settings
     apply is said first: the decision is read in their light."""
-    full = (env.get("REVIEWER_FULL_REVIEW") or "").strip().lower() in ("1", "true", "yes")
+    full = (env.get("REVIEWER_FULL_REVIEW") or "").strip().lower() in TRUE_WORDS
     scope, previous = review_scope(
         pr.root, previous, pr.changed_paths(), pr.merge_base, pr.head_sha, full=full
     )

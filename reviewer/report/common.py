@@ -7,7 +7,7 @@ could rewrite what a reader sees. `clean_text` makes such characters visible ins
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from reviewer.findings import Finding, ReviewResult, Severity, fingerprint, sort_findings
 from reviewer.pricing import no_price_text, rates_text, usd
@@ -154,13 +154,20 @@ def files_text(result: ReviewResult) -> str:
     return f"{reviewed_count(result):,} reviewed{by_earlier}, {skipped:,} not reviewed"
 
 
-def rule_files_lines(result: ReviewResult, limit: int = 50) -> list[str]:
+def rule_files_lines(
+    result: ReviewResult,
+    limit: int = 50,
+    *,
+    name: Callable[[str], str] = str,
+    text: Callable[[str], str] = str,
+    more_note: str = " (the JSON report has them)",
+) -> list[str]:
     """`AGENTS.md: 3 changed files`, a line per rule file used (what was cut after a `;`),
-    at most `limit` of them."""
+    at most `limit` of them; `name` and `text` make a path and a cut safe for the format."""
     lines = []
     for rule in result.rule_files[:limit]:
         reached = plural(len(rule.applied_to), "changed file")
-        lines.append(f"{rule.path}: {reached}{'; ' + rule.cut if rule.cut else ''}")
+        lines.append(f"{name(rule.path)}: {reached}{'; ' + text(rule.cut) if rule.cut else ''}")
     if len(result.rule_files) > limit:
-        lines.append(f"… and {len(result.rule_files) - limit} more (the JSON report has them)")
+        lines.append(f"… and {len(result.rule_files) - limit} more{more_note}")
     return lines

@@ -27,6 +27,7 @@ from reviewer.report.common import (
     line_range,
     location,
     reviewed_count,
+    rule_files_lines,
     short_rev,
     skipped_by_reason,
     usage_text,
@@ -191,15 +192,8 @@ def _page(result: ReviewResult, title: str, redact: Callable[[str], str]) -> _Pa
         "skipped": [
             (short(r), len(paths), [inline_code(p) for p in paths]) for r, paths in skipped
         ],
-        "rule_files": [
-            f"{inline_code(r.path)}: {plural(len(r.applied_to), 'changed file')}"
-            + (f"; {short(r.cut)}" if r.cut else "")
-            for r in result.rule_files[:MAX_LISTED_RULE_FILES]
-        ]
-        + (
-            [f"… and {len(result.rule_files) - MAX_LISTED_RULE_FILES} more"]
-            if len(result.rule_files) > MAX_LISTED_RULE_FILES
-            else []
+        "rule_files": rule_files_lines(
+            result, MAX_LISTED_RULE_FILES, name=inline_code, text=short, more_note=""
         ),
         # The cost line names the model, a value from the settings: made safe like the rest.
         "footer": neutralize_line(f"{usage_text(result)} · reviewer {__version__}", redact=redact),
