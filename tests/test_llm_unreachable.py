@@ -330,26 +330,49 @@ def test_the_parts_wait_for_the_first_answer_then_ask_together() -> None:
 def test_a_slow_first_reply_holds_the_other_parts_back_only_briefly() -> None:
     # A failing endpoint answers in milliseconds; a model thinking for seconds must not keep
     # every other part of a review waiting that long (the gate's wait is FIRST_ANSWER_WAIT).
-    started: list[float] = []
+    # Told by order and counts, not the clock: the first reply is held until the other three
+    # requests have arrived, and each of them first waited at the gate, then asked anyway.
+    first_arrived, others_arrived = threading.Event(), threading.Event()
+    arrivals: list[str] = []
     lock = threading.Lock()
 
     def thinking(request: dict[str, Any]) -> dict[str, Any]:
         with lock:
-            started.append(time.monotonic())
-        time.sleep(0.5 if len(started) > 1 else 3.0)
+            arrivals.append("first" if not arrivals else "other")
+            first = arrivals[-1] == "first"
+            first_arrived.set()
+            if arrivals.count("other") == 3:
+                others_arrived.set()
+        if first:  # a safety bound only: the others normally come long before it
+            came = others_arrived.wait(60)
+            with lock:
+                arrivals.append("first replies, others came" if came else "first replies alone")
         return reply("ok")
+
+    entered: list[tuple[bool, bool]] = []
+
+    class RecordingGate(EndpointGate):
+        def enter(self) -> bool:
+            someone_asking = self._asking
+            asks_first = super().enter()
+            with lock:
+                entered.append((someone_asking, asks_first))
+            return asks_first
 
     with FakeLLM([thinking], on_exhausted="repeat_last") as llm:
         settings = chat(llm.base_url).settings
         connection = Connection(settings)
-        connection.gate = EndpointGate(first_answer_wait=0.3)
+        connection.gate = RecordingGate(first_answer_wait=0.3)
         models = [ChatModel(settings, connection=connection) for _ in range(4)]
         threads = [threading.Thread(target=ask, args=(m,)) for m in models]
-        for thread in threads:
+        threads[0].start()
+        assert first_arrived.wait(60)  # the others start once the first request is under way
+        for thread in threads[1:]:
             thread.start()
         for thread in threads:
             thread.join()
         assert len(llm.bodies) == 4
-    first, *others = sorted(started)
-    assert all(when - first < 2.0 for when in others)  # not after the 3 s first reply
-    assert all(when - first >= 0.25 for when in others)  # but after waiting for it a little
+    # The others asked while the first reply was still being written (not after it) ...
+    assert arrivals == ["first", "other", "other", "other", "first replies, others came"]
+    # ... and each had found the first request under way at the gate and waited for it.
+    assert sorted(entered) == [(False, True), (True, False), (True, False), (True, False)]
