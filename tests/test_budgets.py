@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -168,8 +167,12 @@ def test_the_tools_of_one_reply_run_at_the_same_time_and_answer_in_order(
 
     real = reviewer.agent.run_tool
 
+    # Four distinct calls meet at a barrier: it opens only if they run at the same time (one
+    # after another, the first would wait alone until the barrier's safety bound breaks it).
+    together = threading.Barrier(4, timeout=60)
+
     def slow(*args: Any, **kwargs: Any) -> Any:
-        time.sleep(0.5)
+        together.wait()
         return real(*args, **kwargs)
 
     monkeypatch.setattr(reviewer.agent, "run_tool", slow)
@@ -179,12 +182,10 @@ def test_the_tools_of_one_reply_run_at_the_same_time_and_answer_in_order(
     calls.append(calls[0])  # the same call twice in one reply: answered from the first
     submit = reply(tool_calls=[tool_call("submit_review", {"summary": "ok", "findings": []})])
     with FakeLLM([reply(tool_calls=calls), submit]) as llm:
-        started = time.monotonic()
         code, _report = review(split_change, llm, tmp_path, monkeypatch)
-        elapsed = time.monotonic() - started
         answers = [m["content"] for m in llm.bodies[1]["messages"] if m["role"] == "tool"]
     assert code == 0
-    assert elapsed < 1.5  # four tools of 0.5 s each, at once
+    assert not together.broken  # the four tools ran at once
     assert [a.split(": ", 1)[1] for a in answers[:4]] == [
         body(120, f"p{d}m0").splitlines()[0] for d in range(4)
     ]
