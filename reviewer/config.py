@@ -422,7 +422,7 @@ def require_model_settings(settings: Settings) -> None:
     """The one-line error a user sees when the model is not configured."""
     missing = []
     if not settings.model:
-        missing.append("the model name (--model or REVIEWER_MODEL)")
+        missing.append("the model name (--model, REVIEWER_MODEL, or model in the settings file)")
     if settings.api_key is None:
         missing.append("the API key (OPENAI_API_KEY; any value works for a local server)")
     if missing:

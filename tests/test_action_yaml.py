@@ -265,3 +265,43 @@ def test_the_example_starts_a_job_only_for_new_comments_that_call_the_bot() -> N
     # A question never cancels a review in progress, nor another question.
     assert "format('question-{0}', github.event.comment.id)" in example["concurrency"]["group"]
     assert example["concurrency"]["cancel-in-progress"] == "${{ !github.event.comment }}"
+
+
+def test_a_workflow_may_leave_model_and_api_key_to_the_settings_and_the_dry_run(
+    tmp_path: Path,
+) -> None:
+    """`model` may come from `.reviewer.toml` and a dry run needs no key, so neither input is
+    required: actionlint (which reports a required input left out) accepts a workflow that
+    gives only `dry-run`, and one that gives the key but takes the model from the settings."""
+    (tmp_path / ".github" / "workflows").mkdir(parents=True)
+    shutil.copy(ACTION, tmp_path / "action.yml")
+    workflow = """\
+on: pull_request
+permissions:
+  contents: read
+jobs:
+  plan:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: ./
+        with:
+          dry-run: "true"
+  review:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: ./
+        with:
+          api-key: ${{ secrets.OPENAI_API_KEY }}
+"""
+    (tmp_path / ".github" / "workflows" / "plan.yml").write_text(workflow)
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    scripts = Path(sysconfig.get_path("scripts"))
+    binary = shutil.which("actionlint", path=str(scripts)) or shutil.which("actionlint")
+    assert binary
+    proc = subprocess.run(
+        [binary, "-no-color", "-oneline", ".github/workflows/plan.yml"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert (proc.returncode, proc.stdout + proc.stderr) == (0, "")
+    required = {name for name, spec in action()["inputs"].items() if spec.get("required")}
+    assert required == set(), required
