@@ -163,23 +163,29 @@ def build_parser() -> argparse.ArgumentParser:
         help="write a commented .reviewer.toml (and, with --github, the workflow)",
         description=(
             "Write a commented .reviewer.toml at the repository's root: every setting, its "
-            "default and what it does, all commented out. With --github, also "
-            ".github/workflows/reviewer.yml. An existing file is never overwritten without "
-            "--force. Exit 0 when written, 2 when a file exists or cannot be written."
+            "default and what it does, all commented out. With --github, the workflow "
+            ".github/workflows/review.yml too (a settings file already there is kept). An "
+            "existing file is never overwritten without --force, which overwrites only what "
+            "was asked for (with --github, the workflow). Exit 0 when written, 2 when a file "
+            "exists or cannot be written."
         ),
     )
     init.add_argument(
         "--repo", type=Path, default=Path("."), help="repository folder (default: current)"
     )
     init.add_argument(
-        "--github", action="store_true", help="also write .github/workflows/reviewer.yml"
+        "--github", action="store_true", help="also write .github/workflows/review.yml"
     )
     init.add_argument(
         "--action",
         metavar="OWNER/REPO@REF",
         help="the action the workflow uses (default: a placeholder to edit)",
     )
-    init.add_argument("--force", action="store_true", help="overwrite existing files")
+    init.add_argument(
+        "--force",
+        action="store_true",
+        help="overwrite the file asked for (with --github, only the workflow)",
+    )
     init.set_defaults(handler=_init_command)
     add_eval_parser(commands).set_defaults(handler=_eval_command)
 
@@ -390,6 +396,9 @@ def _init_command(args: argparse.Namespace) -> int:
 
     root = repository_root(args.repo)
     for written in write_init(root, github=args.github, force=args.force, action=args.action):
+        if written.kept:
+            log(f"{written.path}: {written.note}")
+            continue
         log(f"wrote {written.path}")
         if written.note:
             log(f"next: {written.note}")

@@ -18,7 +18,8 @@ from typing import Any, Literal, get_args, get_origin
 from reviewer.config import CONFIG_FILE, Settings
 from reviewer.errors import ReviewerError
 
-WORKFLOW_FILE = ".github/workflows/reviewer.yml"
+# The name the example workflow itself says to copy it to.
+WORKFLOW_FILE = ".github/workflows/review.yml"
 # The `uses:` line of the example workflow that names this action; replaced by `--action`.
 ACTION_PLACEHOLDER = "OWNER/reviewer@v1"
 # Settings that must not be committed: a secret belongs in the environment (a CI secret).
@@ -43,6 +44,7 @@ EXAMPLES: dict[str, Any] = {
 class Written:
     path: Path
     note: str = ""
+    kept: bool = False  # an existing file left as it was
 
 
 def settings_template() -> str:
@@ -135,14 +137,21 @@ def workflow_template(action: str | None) -> tuple[str, str]:
 
 
 def write_init(root: Path, *, github: bool, force: bool, action: str | None) -> list[Written]:
-    """Write the files, refusing to overwrite any (all are checked before one is written)."""
-    planned = [(root / CONFIG_FILE, settings_template(), "")]
+    """Write the files, refusing to overwrite any (all are checked before one is written).
+
+    `--github` asks for the workflow: a settings file already there (edited, most likely) is
+    kept as it is, and `--force` then overwrites the workflow only. Plain `init` asks for the
+    settings file, and `--force` overwrites that."""
+    settings = (root / CONFIG_FILE, settings_template(), "")
+    planned = [settings]
     if github:
         text, note = workflow_template(action)
-        planned.append((root / WORKFLOW_FILE, text, note))
+        planned = [(root / WORKFLOW_FILE, text, note)]
+        if not _exists(settings[0]):
+            planned.insert(0, settings)
     if not force:
         for path, _text, _note in planned:
-            if path.exists() or path.is_symlink():
+            if _exists(path):
                 raise ReviewerError(
                     f"{path} already exists; pass --force to overwrite it (nothing was written)"
                 )
@@ -153,4 +162,10 @@ def write_init(root: Path, *, github: bool, force: bool, action: str | None) -> 
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
         written.append(Written(path, note))
+    if github and settings not in planned:
+        written.insert(0, Written(settings[0], "kept as it is (it already exists)", kept=True))
     return written
+
+
+def _exists(path: Path) -> bool:
+    return path.exists() or path.is_symlink()

@@ -68,23 +68,50 @@ def test_the_generated_file_is_read_from_the_base_revision_like_any_settings_fil
 def test_init_refuses_to_overwrite_and_names_the_file(repo: GitRepo) -> None:
     repo.write(".reviewer.toml", "fail_on = 'high'\n")
     repo.commit("settings")
-    proc = reviewer("init", "--github", "--repo", str(repo.root))
+    proc = reviewer("init", "--repo", str(repo.root))
     assert proc.returncode == 2
     assert f"{repo.root / '.reviewer.toml'} already exists; pass --force" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
-    # Nothing was written, not even the file that did not exist.
     assert (repo.root / ".reviewer.toml").read_text() == "fail_on = 'high'\n"
-    assert not (repo.root / ".github").exists()
     forced = reviewer("init", "--force", "--repo", str(repo.root))
     assert forced.returncode == 0, forced.stderr
     assert "# fail_on = " in (repo.root / ".reviewer.toml").read_text()
+
+
+def test_init_github_after_init_adds_the_workflow_and_keeps_the_edited_settings(
+    repo: GitRepo,
+) -> None:
+    # Before: "already exists; pass --force", and --force overwrote the edited settings.
+    assert reviewer("init", "--repo", str(repo.root)).returncode == 0
+    settings = repo.root / ".reviewer.toml"
+    settings.write_text("fail_on = 'high'\n")
+    proc = reviewer("init", "--github", "--repo", str(repo.root))
+    assert proc.returncode == 0, proc.stderr
+    assert f"{settings}: kept as it is (it already exists)" in proc.stderr
+    workflow = repo.root / ".github" / "workflows" / "review.yml"
+    assert workflow.is_file() and settings.read_text() == "fail_on = 'high'\n"
+    # The workflow exists now: refused without --force, and --force rewrites only it.
+    again = reviewer("init", "--github", "--repo", str(repo.root))
+    assert again.returncode == 2 and f"{workflow} already exists" in again.stderr
+    workflow.write_text("edited\n")
+    forced = reviewer("init", "--github", "--force", "--repo", str(repo.root))
+    assert forced.returncode == 0, forced.stderr
+    assert workflow.read_text() == example_workflow()
+    assert settings.read_text() == "fail_on = 'high'\n"
+
+
+def test_the_workflow_is_written_where_it_says_to_copy_it(repo: GitRepo) -> None:
+    note = example_workflow().splitlines()[1]
+    assert note.startswith("# Copy to .github/workflows/review.yml"), note
+    assert reviewer("init", "--github", "--repo", str(repo.root)).returncode == 0
+    assert (repo.root / ".github" / "workflows" / "review.yml").read_text() == example_workflow()
 
 
 def test_init_github_writes_the_documented_example_workflow(repo: GitRepo) -> None:
     repo.commit("first")
     proc = reviewer("init", "--github", "--repo", str(repo.root / "."))
     assert proc.returncode == 0, proc.stderr
-    workflow = repo.root / ".github" / "workflows" / "reviewer.yml"
+    workflow = repo.root / ".github" / "workflows" / "review.yml"
     assert workflow.read_text() == (PROJECT / "docs" / "examples" / "review.yml").read_text()
     assert "edit `uses: OWNER/reviewer@v1`" in proc.stderr
     again = reviewer(
