@@ -145,7 +145,9 @@ def prepare_review(
         raise ReviewerError("--uncommitted reviews the working tree; it cannot take --head")
     head = None if request.uncommitted else resolve_commit(root, request.head or "HEAD")
     base = resolve_commit(
-        root, request.base or ("HEAD" if request.uncommitted else default_base(root))
+        root,
+        request.base or ("HEAD" if request.uncommitted else default_base(root)),
+        uncommitted=request.uncommitted,
     )
     # The rules come from the base side: the change cannot rewrite what it is judged by.
     layers = settings_layers(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 from reviewer.errors import ReviewerError
@@ -44,26 +45,49 @@ def repository_root(directory: Path) -> Path:
     return Path(out.decode("utf-8", "surrogateescape").strip()).resolve()
 
 
-def resolve_commit(root: Path, revision: str) -> str:
-    """The full commit id `revision` names, or a one-line error that says what to check."""
+def resolve_commit(root: Path, revision: str, *, uncommitted: bool = False) -> str:
+    """The full commit id `revision` names, or a one-line error that says what to check
+    (`uncommitted`: the run already reads the working tree, so that is not the advice)."""
     if not revision or revision.startswith("-") or "\x00" in revision:
         raise ReviewerError(f"invalid revision '{revision}': give a branch, tag or commit id")
-    proc = run_git(
+    proc = _rev_parse(root, revision)
+    if proc.returncode != 0:
+        raise ReviewerError(_why_unknown(root, revision, uncommitted))
+    return proc.stdout.decode().strip()
+
+
+def _rev_parse(root: Path, revision: str) -> subprocess.CompletedProcess[bytes]:
+    return run_git(
         root,
         ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{revision}^{{commit}}"],
         check=False,
     )
-    if proc.returncode != 0:
-        if revision == "HEAD" and run_git(root, ["rev-list", "-n1", "--all"]).stdout == b"":
-            raise ReviewerError(
-                f"the repository {root} has no commits yet; commit first, or read the "
-                "working tree with --uncommitted"
+
+
+def _why_unknown(root: Path, revision: str, uncommitted: bool) -> str:
+    """What to do about a revision git does not know: a repository without commits, a walk
+    back past the first commit (`HEAD~1` on a root commit), or a name not fetched."""
+    if run_git(root, ["rev-list", "-n1", "--all"]).stdout == b"":
+        if uncommitted:
+            return (
+                f"the repository {root} has no commits yet, and --uncommitted compares the "
+                "working tree with a commit; make a first commit (git add -A && git commit)"
             )
-        raise ReviewerError(
-            f"unknown revision '{revision}' in {root}: check the name, or fetch it "
-            "(git fetch origin, or a deeper clone)"
+        return (
+            f"the repository {root} has no commits yet; commit first, or read the "
+            "working tree with --uncommitted"
         )
-    return proc.stdout.decode().strip()
+    start, walk, _steps = revision.partition("~") if "~" in revision else revision.partition("^")
+    shallow = run_git(root, ["rev-parse", "--is-shallow-repository"]).stdout.strip() == b"true"
+    if walk and start and not shallow and _rev_parse(root, start).returncode == 0:
+        return (
+            f"'{revision}' goes back past the first commit of {start}'s history (it has no "
+            "parent there); pick a base inside the history (git log --oneline)"
+        )
+    return (
+        f"unknown revision '{revision}' in {root}: check the name, or fetch it "
+        "(git fetch origin, or a deeper clone)"
+    )
 
 
 def open_workspace(repo: Path, *, revision: str | None, uncommitted: bool = False) -> Workspace:

@@ -1,0 +1,39 @@
+"""What a newcomer met, each as a real process in a real repository: the advice must fit the
+situation (no advice to do what the user already did), and nothing is written where it was
+not asked for."""
+
+from __future__ import annotations
+
+from tests.conftest import GitRepo
+from tests.test_cli import reviewer
+
+
+def only_line(stderr: str) -> str:
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr
+    return lines[0]
+
+
+def test_uncommitted_in_a_repository_without_commits_does_not_advise_uncommitted(
+    repo: GitRepo,
+) -> None:
+    repo.write("app.py", "x = 1\n")
+    proc = reviewer("review", "--uncommitted", "--repo", str(repo.root), "--model", "m")
+    line = only_line(proc.stderr)
+    assert proc.returncode == 2
+    assert "has no commits yet" in line and "make a first commit" in line
+    assert "with --uncommitted" not in line  # the advice was to do what was done
+
+
+def test_a_base_before_the_root_commit_does_not_advise_a_deeper_clone(repo: GitRepo) -> None:
+    repo.write("app.py", "x = 1\n")
+    repo.commit("first")
+    for base in ("HEAD~1", "HEAD^", "main~3"):
+        proc = reviewer("review", "--base", base, "--repo", str(repo.root), "--model", "m")
+        line = only_line(proc.stderr)
+        assert proc.returncode == 2
+        assert f"'{base}' goes back past the first commit" in line, line
+        assert "deeper clone" not in line
+    # A name that is not there is still told to be fetched.
+    proc = reviewer("review", "--base", "origin/main~1", "--repo", str(repo.root), "--model", "m")
+    assert "fetch it" in only_line(proc.stderr)
