@@ -87,7 +87,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--output",
         action="append",
         metavar="FILE",
-        help="file for the format given in the same position ('-' for stdout)",
+        help=(
+            "file for the format given in the same position ('-' for stdout); without "
+            "--format, the file's name says the format (.json, .sarif, .md, .rdjson, .txt)"
+        ),
     )
     review.add_argument(
         "--fail-on",
@@ -335,7 +338,7 @@ def _report_outputs(formats: list[str], outputs: list[str]) -> list[tuple[str, s
     if len(outputs) > max(len(formats), 1):
         raise ReviewerError("more --output than --format options; give one --format per file")
     pairs = []
-    for index, item in enumerate(formats or ["terminal"]):
+    for index, item in enumerate(formats or [_format_of(outputs[0] if outputs else "-")]):
         name, _, path = item.partition("=")
         if not path:
             path = outputs[index] if index < len(outputs) else "-"
@@ -345,6 +348,31 @@ def _report_outputs(formats: list[str], outputs: list[str]) -> list[tuple[str, s
     if sum(1 for _, path in pairs if path == "-") > 1:
         raise ReviewerError("only one report can go to stdout; give the others a file")
     return pairs
+
+
+# `--output FILE` without `--format`: the report its name says (`a.json` is never terminal text).
+_FORMAT_OF_SUFFIX = {
+    ".json": "json",
+    ".sarif": "sarif",
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".rdjson": "rdjson",
+    ".txt": "terminal",
+    ".log": "terminal",
+}
+
+
+def _format_of(output: str) -> str:
+    if output == "-":
+        return "terminal"
+    suffix = Path(output).suffix.lower()
+    if suffix not in _FORMAT_OF_SUFFIX:
+        raise ReviewerError(
+            f"--output {output}: say which report it is with --format (e.g. --format json "
+            f"--output {output}); without one, the name must end in "
+            f"{', '.join(_FORMAT_OF_SUFFIX)}"
+        )
+    return _FORMAT_OF_SUFFIX[suffix]
 
 
 def _run_tool_command(args: argparse.Namespace) -> int:

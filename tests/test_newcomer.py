@@ -4,6 +4,11 @@ not asked for."""
 
 from __future__ import annotations
 
+import json
+
+import pytest
+
+from reviewer.testing import FakeLLM, reply, tool_call
 from tests.conftest import GitRepo
 from tests.test_cli import reviewer
 
@@ -37,3 +42,24 @@ def test_a_base_before_the_root_commit_does_not_advise_a_deeper_clone(repo: GitR
     # A name that is not there is still told to be fetched.
     proc = reviewer("review", "--base", "origin/main~1", "--repo", str(repo.root), "--model", "m")
     assert "fetch it" in only_line(proc.stderr)
+
+
+def test_output_without_format_writes_the_report_its_name_says(
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo.write("app.py", "x = 1\n")
+    repo.commit("base")
+    repo.write("app.py", "x = 2\n")
+    repo.commit("change")
+    submit = tool_call("submit_review", {"summary": "Fine.", "findings": []})
+    with FakeLLM([reply(tool_calls=[submit])] * 2) as llm:
+        monkeypatch.setenv("OPENAI_BASE_URL", llm.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "k")
+        args = ("review", "--repo", str(repo.root), "--base", "HEAD~1", "--model", "m")
+        proc = reviewer(*args, "--output", str(repo.root / "a.json"))
+        assert proc.returncode == 0, proc.stderr
+        report = json.loads((repo.root / "a.json").read_text())  # it was terminal text
+        assert report["format"] == "reviewer-report"
+        odd = reviewer(*args, "--output", str(repo.root / "a.out"))
+    assert odd.returncode == 2 and "say which report it is with --format" in only_line(odd.stderr)
+    assert len(llm.bodies) == 1  # the name was refused before any model request
