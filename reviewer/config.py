@@ -11,7 +11,7 @@ import os
 import re
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -169,20 +169,28 @@ class Layer:
 
     source: str
     values: Mapping[str, Any]
+    # Where a key came from when the layer's name is not precise enough (the variable).
+    key_sources: Mapping[str, str] = field(default_factory=dict)
+
+    def source_of(self, key: str) -> str:
+        return self.key_sources.get(key, self.source)
 
 
 def environment_layer(environ: Mapping[str, str]) -> Layer:
     values: dict[str, Any] = {}
+    sources: dict[str, str] = {}
     for name, key in _ENV_ALIASES.items():
         if environ.get(name):
             values[key] = environ[name]
+            sources[key] = f"the environment ({name})"
     for name, value in environ.items():
         if name in COMMAND_VARIABLES:
             continue
         if name.startswith(ENV_PREFIX) and value != "":
             key = name[len(ENV_PREFIX) :].lower()
             values[key] = _env_value(key, value)
-    return Layer("the environment (REVIEWER_*)", values)
+            sources[key] = f"the environment ({name})"
+    return Layer("the environment (REVIEWER_*)", values, sources)
 
 
 def _env_value(key: str, value: str) -> Any:
@@ -275,11 +283,11 @@ def resolve_settings(layers: list[Layer | None]) -> Settings:
         for key, value in layer.values.items():
             if key not in known:
                 raise ReviewerError(
-                    f"unknown setting '{key}' in {layer.source}; known settings: "
+                    f"unknown setting '{key}' in {layer.source_of(key)}; known settings: "
                     f"{', '.join(sorted(known))}"
                 )
             merged[key] = value
-            origin[key] = layer.source
+            origin[key] = layer.source_of(key)
     try:
         return Settings.model_validate(merged)
     except ValidationError as exc:
@@ -362,7 +370,7 @@ def setting_sources(layers: list[Layer | None]) -> dict[str, str]:
     for layer in reversed([layer for layer in layers if layer is not None]):
         for key in layer.values:
             if key in sources:
-                sources[key] = layer.source
+                sources[key] = layer.source_of(key)
     return sources
 
 

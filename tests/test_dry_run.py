@@ -66,7 +66,12 @@ def test_a_dry_run_asks_no_model_and_writes_its_plan(
     assert plan["rule_files"] == []
     settings = plan["settings"]
     assert settings["fail_on"] == {"value": "high", "source": "the command line"}
-    assert settings["context_window"] == {"value": 16000, "source": "the environment (REVIEWER_*)"}
+    assert settings["context_window"] == {
+        "value": 16000,
+        "source": "the environment (REVIEWER_CONTEXT_WINDOW)",
+    }
+    # OPENAI_* variables are named as they are (they were labelled REVIEWER_*).
+    assert settings["base_url"]["source"] == "the environment (OPENAI_BASE_URL)"
     assert settings["prices"]["value"] == {
         "fake-model": {"input": 1.0, "cached_input": None, "output": 2.0}
     }
