@@ -5,6 +5,7 @@ not asked for."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -63,3 +64,36 @@ def test_output_without_format_writes_the_report_its_name_says(
         odd = reviewer(*args, "--output", str(repo.root / "a.out"))
     assert odd.returncode == 2 and "say which report it is with --format" in only_line(odd.stderr)
     assert len(llm.bodies) == 1  # the name was refused before any model request
+
+
+SAMPLE = Path(__file__).resolve().parents[1] / "reviewer" / "eval" / "datasets" / "sample.json"
+
+
+def test_eval_on_a_file_that_is_not_json_names_the_json_error(tmp_path: Path) -> None:
+    broken = tmp_path / "cases.json"
+    broken.write_text('[\n  {"id": 1,}\n]\n')
+    proc = reviewer("eval", str(broken), "--model", "m")
+    line = only_line(proc.stderr)
+    assert proc.returncode == 2
+    # It said "not a dataset of a known format" although the file names its format.
+    assert f"'{broken}': not valid JSON" in line or "not valid JSON" in line
+    assert "line 2 column" in line
+
+
+def test_eval_takes_the_format_tag_of_its_own_files_as_dataset_format(tmp_path: Path) -> None:
+    from reviewer.eval.formats import detect_format
+
+    assert detect_format(SAMPLE, "reviewer-eval").name == "local"  # it was refused
+    proc = reviewer("eval", str(SAMPLE), "--dataset-format", "urgent-format", "--model", "m")
+    assert "unknown dataset format 'urgent-format'" in only_line(proc.stderr)
+
+
+def test_eval_refuses_an_unknown_severity_with_the_case_it_is_in(tmp_path: Path) -> None:
+    data = json.loads(SAMPLE.read_text())
+    data["cases"][1]["expected"][0]["severity"] = "urgent"
+    dataset = tmp_path / "cases.json"
+    dataset.write_text(json.dumps(data))
+    proc = reviewer("eval", str(dataset), "--model", "m")
+    line = only_line(proc.stderr)
+    assert proc.returncode == 2
+    assert "case 2" in line and '"severity" "urgent" is not one of critical, high' in line

@@ -9,6 +9,7 @@ GitHub token for what it fetches (None: anonymous), `log` a one-line progress ca
 from __future__ import annotations
 
 import importlib
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,12 +32,16 @@ class DatasetFormat:
     load: Loader
     # One line for --help and errors: what a path of this format is.
     what: str = ""
+    # Other names --dataset-format takes for it (the tag a file of it carries).
+    aliases: tuple[str, ...] = ()
 
 
 def _local_format() -> DatasetFormat:
     from reviewer.eval import local
 
-    return DatasetFormat("local", local.detect_local, local.load_local, local.WHAT)
+    return DatasetFormat(
+        "local", local.detect_local, local.load_local, local.WHAT, aliases=(local.FORMAT_TAG,)
+    )
 
 
 def _optional(name: str, module: str, what: str) -> DatasetFormat | None:
@@ -73,18 +78,37 @@ def detect_format(path: Path, wanted: str | None = None) -> DatasetFormat:
     if not path.exists():
         raise ReviewerError(f"dataset '{path}' does not exist; give a dataset file or folder")
     if wanted:
-        if wanted not in FORMATS:
-            raise ReviewerError(
-                f"unknown dataset format '{wanted}'; choose from {', '.join(FORMATS)}"
-            )
-        return FORMATS[wanted]
+        for row in FORMATS.values():
+            if wanted in (row.name, *row.aliases):
+                return row
+        raise ReviewerError(
+            f"unknown dataset format '{wanted}'; choose from {', '.join(FORMATS)}"
+        )
     for row in FORMATS.values():
         if row.detect(path):
             return row
+    not_json = _json_error(path)
+    if not_json:
+        raise ReviewerError(f"'{path}' is not valid JSON ({not_json}); fix the file")
     known = "; ".join(f"{row.name}: {row.what}" for row in FORMATS.values())
     raise ReviewerError(
         f"'{path}' is not a dataset of a known format ({known}); pass --dataset-format NAME"
     )
+
+
+def _json_error(path: Path) -> str | None:
+    """Why a file that should be JSON (every dataset file is) cannot be read as JSON."""
+    if not path.is_file() or path.suffix.lower() != ".json":
+        return None
+    try:
+        json.loads(path.read_bytes())
+    except json.JSONDecodeError as exc:
+        return f"line {exc.lineno} column {exc.colno}: {exc.msg}"
+    except RecursionError:
+        return "nested too deeply to read"
+    except ValueError as exc:
+        return str(exc)[:120]
+    return None
 
 
 def load_dataset(

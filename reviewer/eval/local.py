@@ -26,9 +26,11 @@ from typing import Any
 
 from reviewer.errors import ReviewerError
 from reviewer.eval.cases import SIDES, Dataset, EvalCase, ExpectedIssue
+from reviewer.findings import Severity
 from reviewer.gitcmd import git_argv, git_env, run_git
 
 FORMAT_TAG = "reviewer-eval"
+SEVERITY_NAMES = tuple(severity.value for severity in Severity)
 WHAT = 'a JSON file with "format": "reviewer-eval"'
 _CASE_KEYS = frozenset(
     {"id", "repo", "base", "head", "commits", "title", "description", "repository", "expected"}
@@ -138,6 +140,11 @@ def _issue(data: Any, where: str) -> ExpectedIssue:
     if side not in SIDES:
         raise ReviewerError(f'{where}: "side" is RIGHT (new file) or LEFT (removed lines)')
     severity = data.get("severity")
+    if severity is not None and str(severity).lower() not in SEVERITY_NAMES:
+        raise ReviewerError(
+            f'{where}: "severity" {json.dumps(str(severity))[:60]} is not one of '
+            f"{', '.join(SEVERITY_NAMES)}"
+        )
     return ExpectedIssue(
         description=description,
         severity=str(severity).lower() if severity is not None else None,
