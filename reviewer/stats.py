@@ -38,6 +38,11 @@ def _report(path: Path) -> ReportV1:
         raise ReviewerError(f"cannot read {path}: {exc.strerror or exc}") from exc
     except ValueError as exc:
         raise ReviewerError(f"{path} is not JSON ({exc}); pass reviewer's JSON reports") from exc
+    if isinstance(data, dict) and data.get("dry_run") is True:
+        raise ReviewerError(
+            f"{path} is the plan of a dry run, which holds no findings; pass the JSON report "
+            "of a review (--format json without --dry-run)"
+        )
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise ReviewerError(
             f'{path} is not a reviewer JSON report (no "format": "{FORMAT}"); write one '

@@ -97,3 +97,18 @@ def test_eval_refuses_an_unknown_severity_with_the_case_it_is_in(tmp_path: Path)
     line = only_line(proc.stderr)
     assert proc.returncode == 2
     assert "case 2" in line and '"severity" "urgent" is not one of critical, high' in line
+
+
+def test_stats_on_a_dry_run_plan_says_it_is_a_plan(repo: GitRepo, tmp_path: Path) -> None:
+    repo.write("app.py", "x = 1\n")
+    repo.commit("base")
+    repo.write("app.py", "x = 2\n")
+    repo.commit("change")
+    plan = tmp_path / "plan.json"
+    args = ("--repo", str(repo.root), "--base", "HEAD~1", "--model", "m", "--dry-run")
+    assert reviewer("review", *args, "--format", f"json={plan}").returncode == 0
+    proc = reviewer("stats", str(plan))
+    line = only_line(proc.stderr)
+    assert proc.returncode == 2
+    # It said the file was not written with --format json, which it was.
+    assert f"{plan} is the plan of a dry run, which holds no findings" in line
