@@ -185,3 +185,18 @@ def test_exit_0_of_the_action_says_which_files_are_reviewed() -> None:
                       "over GitHub's per-file limit")  # fmt: skip
     for kind in never_reviewed:
         assert kind in text, kind
+
+
+def test_a_scripted_question_is_documented_with_submit_answer() -> None:
+    """A script for a question needs `submit_answer` (nothing said so): the README's example
+    reply is one the answer loop accepts."""
+    import json as json_module
+
+    from reviewer.submission import SUBMIT_ANSWER, SubmitAnswer
+
+    text = section("Test your prompts and settings without a model")
+    match = re.search(r'`(\{"tool_calls": \[\{"name": "submit_answer".*?\}\]\})`', text)
+    assert match, "the section shows no submit_answer reply"
+    (call,) = json_module.loads(match.group(1))["tool_calls"]
+    assert call["name"] == SUBMIT_ANSWER
+    assert SubmitAnswer.model_validate(call["arguments"]).answer
