@@ -424,7 +424,7 @@ def test_codequality_fingerprints_are_the_findings_and_stay_unique() -> None:
     assert issues["SQL built from user input"]["fingerprint"] == "aaaa000011112222"
     assert issues["SQL built from user input"]["check_name"] == "reviewer/security/critical"
     # A finding made without one gets the stable, line-independent fingerprint.
-    unicode_issue = issues["Ünïcödé title ✓ with <U+202E>RTL override"]
+    unicode_issue = issues["Ünïcödé title ✓ with &lt;U+202E&gt;RTL override"]
     moved = dataclasses.replace(COMPLETE.findings[4], line=300)
     (again,) = codequality(dataclasses.replace(SMALL, findings=(moved,)))
     assert unicode_issue["fingerprint"] == again["fingerprint"]
@@ -447,7 +447,7 @@ def test_codequality_left_side_and_odd_names() -> None:
         "path": 'dir with space/new\nline "q".py',
         "lines": {"begin": 4, "end": 6},
     }
-    assert "\x1b" not in by_title["Escape \ufffd[31mred\ufffd[0m in title"]["description"]
+    assert "\x1b" not in by_title["Escape \ufffd\\[31mred\ufffd\\[0m in title"]["description"]
 
 
 def test_codequality_incomplete_review_is_a_blocker_issue() -> None:
@@ -585,3 +585,13 @@ def test_an_incomplete_review_fails_closed_in_both_formats(
     assert "model-request budget (max_turns = 2)" in diagnostic["message"]
     (issue,) = json.loads(quality.read_text(encoding="utf-8"))
     assert issue["severity"] == "blocker" and issue["location"]["path"] == "app.py"
+
+
+def test_codequality_descriptions_are_neutralized_like_every_other_sink() -> None:
+    # The description carried the model's title raw (`<b>`, `@octocat`).
+    hostile = dataclasses.replace(
+        SMALL, findings=(finding(title="Use <b>bold</b> and ping @octocat"),)
+    )
+    (issue,) = codequality(hostile)
+    assert "<b>" not in issue["description"] and "@octocat" not in issue["description"]
+    assert "@\u200doctocat" in issue["description"]

@@ -16,7 +16,9 @@ Decisions:
   critical, medium -> major, low -> minor, info -> info.
 - `check_name` is the SARIF rule id (`bug`, `security/high`, ...) under `reviewer/`: GitLab
   merges the reports of every job of a pipeline, so the name says which tool it is from.
-- `description` is the title, one line of plain text (GitLab shows it as text, not Markdown).
+- `description` is the title on one line, neutralized like every other sink's text
+  (`neutralize_line`: HTML as text, `@mentions` that do not ping, GitLab references broken):
+  the widget shows it, and tools copy it into notes.
 - A LEFT-side finding (removed lines) is at the line of the new file where they were, else
   line 1 (GitLab needs a line), and its description names the base lines.
 - An incomplete review is an issue of its own, severity blocker, at line 1 of the first
@@ -45,6 +47,7 @@ from reviewer.report.common import (
     one_line,
     stable_fingerprint,
 )
+from reviewer.report.mdtext import neutralize_line
 from reviewer.report.sarif import rule_id
 from reviewer.sinks import data_name, printable
 
@@ -74,7 +77,7 @@ def to_codequality(result: ReviewResult) -> list[dict[str, Any]]:
 
 
 def _issue(finding: Finding, base: str) -> dict[str, Any]:
-    description = one_line(finding.title)
+    description = neutralize_line(one_line(finding.title))
     lines: dict[str, int] = {"begin": finding.line}
     if finding.side == "LEFT":
         where = finding.new_file_line
