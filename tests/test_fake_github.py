@@ -847,3 +847,76 @@ def test_the_program_lets_people_act_between_runs(pull_repo: GitRepo, tmp_path: 
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+def test_the_program_started_again_on_its_state_file_keeps_the_conversation(
+    pull_repo: GitRepo, tmp_path: Path
+) -> None:
+    """Stopping `fake_github` between runs and starting it with the same `--state` lost the
+    recorded conversation (the file was rewritten empty): now reviews, comments, a thread's
+    resolution, reactions, people's roles, the ids and the pushed head come back."""
+    event, state = tmp_path / "event.json", tmp_path / "state.json"
+    command = [sys.executable, "-m", "reviewer.testing.fake_github", str(pull_repo.root),
+               "--number", "7", "--event", str(event), "--state", str(state)]  # fmt: skip
+
+    def start() -> tuple[subprocess.Popen[str], str, list[str]]:
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+        assert process.stdout is not None
+        said = []
+        while not (line := process.stdout.readline().strip()).startswith("http"):
+            said.append(line)
+        return process, line, said
+
+    def act(base_url: str, *args: str) -> None:
+        proc = subprocess.run(
+            [sys.executable, "-m", "reviewer.testing.fake_github", "act", *args],
+            env={**os.environ, "GITHUB_API_URL": base_url},
+            capture_output=True, text=True, timeout=30, check=False,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+
+    process, base_url, said = start()
+    try:
+        assert said == []  # nothing to restore the first time
+        status, _, data = raw(
+            f"{base_url}/repos/acme/shop/pulls/7/comments",
+            "POST",
+            {"body": "Off by one.", "commit_id": pull_repo.head(), "path": "app.py",
+             "line": 5, "side": "RIGHT"},
+            Authorization="token t",
+        )  # fmt: skip
+        assert status == 201, data
+        root = json.loads(data)["id"]
+        act(base_url, "bob", "--role", "write", "react", str(root), "-1")
+        act(base_url, "bob", "resolve", str(root))
+        act(base_url, "alice", "comment", "Thanks!")
+        pull_repo.write("new.py", "x = 1\n")
+        pushed = pull_repo.commit("more")
+        pusher = [sys.executable, "-m", "reviewer.testing.fake_github", "push"]
+        shell = {**os.environ, "GITHUB_API_URL": base_url}
+        assert subprocess.run(pusher, env=shell, capture_output=True).returncode == 0
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+    before = json.loads(state.read_text())
+
+    process, base_url, said = start()
+    try:
+        assert said == [f"restored 1 review, 1 review comment and 1 comment from {state}"]
+        after = json.loads(state.read_text())
+        assert after["head_sha"] == pushed and json.loads(event.read_text())["action"] == (
+            "synchronize"
+        )
+        for key in ("review_comments", "issue_comments"):
+            assert [c["id"] for c in after[key]] == [c["id"] for c in before[key]]
+        memory = after["_memory"]
+        assert memory["threads"][str(root)]["is_resolved"] is True
+        assert [(r["user"], r["content"]) for r in memory["reactions"]] == [("bob", "-1")]
+        assert memory["collaborators"] == {"bob": "write"}
+        # New comments take new ids, after the restored ones.
+        act(base_url, "alice", "comment", "One more.")
+        ids = [c["id"] for c in json.loads(state.read_text())["issue_comments"]]
+        assert len(ids) == 2 and ids[1] > ids[0]
+    finally:
+        process.terminate()
+        process.wait(timeout=10)

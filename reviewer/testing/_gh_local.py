@@ -3,7 +3,8 @@ needs to try `reviewer github` on a local repository, runs and pushes in turn.
 
 It keeps two files current: the `pull_request` event payload (at `GITHUB_EVENT_PATH`; action
 `opened` at the start, `synchronize` with `before` and `after` after a push, as GitHub sends
-them) and the state (reviews and comments, rewritten after every write). It serves two
+them) and the state (reviews and comments, rewritten after every write; its `_memory` key lets
+a restart on the same file take the conversation back, `_gh_persist`). It serves two
 control endpoints beside the API, under its base URL:
 
 - `POST {base_url}/_fake/push`, body `{"head": REV}` or none (the head branch as it is now):
@@ -35,6 +36,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from reviewer.testing._gh_objects import JsonObject, json_answer
+from reviewer.testing._gh_persist import MEMORY_KEY, dump, restore
 from reviewer.testing._gh_server import FakeGitHub
 from reviewer.testing._llm_http import Plan
 from reviewer.testing._llm_wire import Answer
@@ -66,8 +68,24 @@ class LocalGitHub(FakeGitHub):
         self.event_name = "pull_request"
         self._files_lock = threading.Lock()
         super().__init__(repo, **settings)
-        self.write_event("opened")
+        # Started again on the same state file: the conversation so far is taken back, and
+        # the event file stays the last run's.
+        self.restored = self._restore()
+        if self.restored is None or not (event_file and event_file.exists()):
+            self.write_event("opened")
         self.write_state()
+
+    def _restore(self) -> str | None:
+        """What was taken back from the state file, or why not (None: no file to read)."""
+        if self.state_file is None or not self.state_file.exists():
+            return None
+        try:
+            data = json.loads(self.state_file.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            return f"not restored: {self.state_file} is not readable JSON ({exc})"
+        if not isinstance(data, dict) or MEMORY_KEY not in data:
+            return None
+        return restore(self.store, data[MEMORY_KEY]) + f" from {self.state_file}"
 
     def environment(self, token: str | None = None) -> dict[str, str]:
         """What `reviewer github` reads from an Actions run, pointing at this fake."""
@@ -149,6 +167,7 @@ class LocalGitHub(FakeGitHub):
             "reviews": self.reviews,
             "review_comments": self.review_comments,
             "issue_comments": self.issue_comments,
+            MEMORY_KEY: dump(self.store),
         }
 
     def write_event(self, action: str, *, before: str | None = None) -> None:

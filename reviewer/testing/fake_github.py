@@ -210,6 +210,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             stop.set()
 
         signal.signal(signal.SIGTERM, on_signal)
+    if fake.restored:
+        print(fake.restored, flush=True)
     with fake:
         exports = fake.exports(fake.environment())
         fake.write_env()
