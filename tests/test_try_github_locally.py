@@ -179,6 +179,16 @@ def test_the_readme_commands_run_reviewer_github_twice_around_a_push(
             f"summary {summary['html_url']}"
         )
 
+        # The runs left their reports in the runner's temporary folder, not in the change
+        # (they were untracked files of the repository, which `git add -A` would commit).
+        untracked = pr_repo.git("status", "--porcelain", "--untracked-files=all")
+        assert "reviewer-report" not in untracked, untracked
+        temp = pr_repo.root / ".git" / "fake-runner-temp"
+        assert sorted(path.name for path in temp.iterdir()) == [
+            "reviewer-report.json",
+            "reviewer-report.sarif",
+        ]
+
         # People act between runs: a reader's 👎 changes nothing, a writer's "won't fix"
         # dismisses the finding, and the next run's gate clears.
         assert comment["id"] == 1500000001  # the id the README's commands name

@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import subprocess
 import threading
 from pathlib import Path
 from typing import Any
@@ -75,6 +76,17 @@ class LocalGitHub(FakeGitHub):
             self.write_event("opened")
         self.write_state()
 
+    @property
+    def runner_temp(self) -> Path:
+        """`RUNNER_TEMP`: inside the repository's git folder, which git never lists."""
+        git_dir = subprocess.run(
+            ["git", "rev-parse", "--absolute-git-dir"],
+            cwd=self.repo, capture_output=True, text=True, check=True,
+        ).stdout.strip()  # fmt: skip
+        folder = Path(git_dir) / "fake-runner-temp"
+        folder.mkdir(exist_ok=True)
+        return folder
+
     def _restore(self) -> str | None:
         """What was taken back from the state file, or why not (None: no file to read)."""
         if self.state_file is None or not self.state_file.exists():
@@ -99,6 +111,9 @@ class LocalGitHub(FakeGitHub):
             "GITHUB_WORKSPACE": str(self.repo.resolve()),
             "GITHUB_BASE_REF": pull["base"]["ref"],
             "GITHUB_HEAD_REF": pull["head"]["ref"],
+            # A runner's temporary folder is outside the checkout: the reports a run leaves
+            # there (reviewer-report.json, its SARIF) never show up as files of the change.
+            "RUNNER_TEMP": str(self.runner_temp),
         }
         if self.event_file is not None:
             env["GITHUB_EVENT_PATH"] = str(self.event_file.resolve())
