@@ -716,7 +716,7 @@ def test_the_program_writes_the_event_and_the_env_and_takes_a_push(
     try:
         assert process.stdout is not None
         base_url = process.stdout.readline().strip()
-        printed = "".join(process.stdout.readline() for _ in range(9))
+        printed = "".join(process.stdout.readline() for _ in range(10))
         assert printed == env_file.read_text()
         env = dict(shlex.split(line)[1].split("=", 1) for line in printed.splitlines())
         first_head = pull_repo.head()
@@ -730,6 +730,7 @@ def test_the_program_writes_the_event_and_the_env_and_takes_a_push(
             "GITHUB_WORKSPACE": str(pull_repo.root.resolve()),
             "GITHUB_BASE_REF": "main",
             "GITHUB_HEAD_REF": "feature",
+            "RUNNER_TEMP": str(pull_repo.root.resolve() / ".git" / "fake-runner-temp"),
             "GITHUB_EVENT_PATH": str(event.resolve()),
         }
         payload = json.loads(event.read_text())
