@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import zipfile
@@ -60,3 +61,31 @@ def test_ripgrep_is_installed_with_the_package() -> None:
     assert binary is not None
     version = subprocess.run([binary, "--version"], capture_output=True, text=True, check=True)
     assert version.stdout.startswith("ripgrep ")
+
+
+def test_the_fakes_extra_is_named_when_graphql_core_is_missing(tmp_path: Path) -> None:
+    """graphql-core is an extra only the fake GitHub needs: without it the review and the
+    fake model still import, and the fake GitHub says which extra to install."""
+    import subprocess
+    import sys
+
+    blocker = tmp_path / "sitecustomize.py"
+    blocker.write_text("import sys\nsys.modules['graphql'] = None  # as if not installed\n")
+    program = (
+        "import reviewer.review, reviewer.github.run\n"
+        "from reviewer.testing import FakeLLM, FakeGitHub\n"
+        "try:\n"
+        "    FakeGitHub('.')\n"
+        "except ModuleNotFoundError as exc:\n"
+        "    print(exc)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    proc = subprocess.run(
+        [sys.executable, "-c", program], env=env, capture_output=True, text=True, timeout=60,
+        check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == (
+        "the fake GitHub answers GraphQL with graphql-core, which is not installed: "
+        "pip install 'reviewer[fakes]'"
+    )

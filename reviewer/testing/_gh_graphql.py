@@ -32,20 +32,19 @@ from graphql import (
 )
 
 from reviewer.testing import _gh_graphql_types as types
-from reviewer.testing._gh_objects import JsonObject, error_body, json_answer
+from reviewer.testing._gh_objects import (
+    GRAPHQL_DOC,
+    JsonObject,
+    error_body,
+    json_answer,
+)
 from reviewer.testing._gh_schema_subset import SUBSET_FILE
 from reviewer.testing._gh_store import PullRequestStore
 from reviewer.testing._gh_threads import ThreadBook
 from reviewer.testing._llm_wire import Answer
 
-DOC = "https://docs.github.com/graphql/guides/forming-calls-with-graphql"
+DOC = GRAPHQL_DOC
 Q = "['\"]"  # graphql-core quotes names with ' or " depending on its version
-
-
-def graphql_path(rest_prefix: str) -> str:
-    """Where GraphQL lives: `/graphql` beside `api.github.com`, `/api/graphql` beside GHES's
-    `/api/v3` (docs: "http(s)://HOSTNAME/api/graphql"; PyGithub derives it the same way)."""
-    return rest_prefix.removesuffix("/v3") + "/graphql"
 
 
 @lru_cache(maxsize=1)

@@ -21,6 +21,29 @@ from reviewer.testing._llm_wire import Answer
 JsonObject = dict[str, Any]
 
 DOCS = "https://docs.github.com/rest"
+GRAPHQL_DOC = "https://docs.github.com/graphql/guides/forming-calls-with-graphql"
+# graphql-core runs the fake's GraphQL; it is an optional extra, only the fakes need it.
+GRAPHQL_EXTRA = "reviewer[fakes]"
+
+
+def graphql_path(rest_prefix: str) -> str:
+    """Where GraphQL lives: `/graphql` beside `api.github.com`, `/api/graphql` beside GHES's
+    `/api/v3` (docs: "http(s)://HOSTNAME/api/graphql"; PyGithub derives it the same way)."""
+    return rest_prefix.removesuffix("/v3") + "/graphql"
+
+
+def require_graphql_core() -> None:
+    """The fake GitHub answers GraphQL (review threads) with graphql-core: without it, say
+    which extra to install, before a server starts that could not answer `reviewer github`."""
+    try:
+        import graphql  # noqa: F401
+    except ImportError as exc:
+        raise ModuleNotFoundError(
+            "the fake GitHub answers GraphQL with graphql-core, which is not installed: "
+            f"pip install '{GRAPHQL_EXTRA}'",
+            name="graphql",
+        ) from exc
+
 REACTIONS = f"{DOCS}/reactions/reactions"
 DOC = {
     "repo": f"{DOCS}/repos/repos#get-a-repository",

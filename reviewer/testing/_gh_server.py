@@ -24,6 +24,7 @@ from reviewer.testing._gh_objects import (
     ACTIONS_BOT,
     JsonObject,
     Site,
+    require_graphql_core,
     stable_id,
 )
 from reviewer.testing._gh_state import PullRequestInfo
@@ -81,6 +82,7 @@ class FakeGitHub(ConversationMixin, LoopbackFake):
         rate_limit: int | None = None,
         port: int = 0,
     ) -> None:
+        require_graphql_core()
         owner, slash, name = repository.partition("/")
         if not slash or not owner or not name or "/" in name:
             raise ValueError(f"repository must be 'owner/name', not {repository!r}")
