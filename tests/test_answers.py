@@ -18,11 +18,12 @@ import pytest
 
 from reviewer.github.asking import read_ask, refusal
 from reviewer.report.mdtext import MENTION_BREAK
-from reviewer.testing import reply, tool_call
+from reviewer.testing import error, reply, tool_call
 from reviewer.testing.fake_github import FakeGitHub
 from tests.conftest import GitRepo
 from tests.test_action import (  # noqa: F401  (github and pr_repo are fixtures)
     API_KEY,
+    TOKEN,
     Run,
     finding,
     github,
@@ -245,3 +246,27 @@ def test_a_comment_run_that_cannot_read_the_pull_request_says_not_answered(
     assert "::error title=Not answered::" in run.out and "Not reviewed" not in run.out
     assert "the comment could not be read: GitHub rejected the token (401)" in run.err
     assert run.outputs.get("status") is None and run.llm_bodies == []
+
+
+@pytest.mark.parametrize("flow", ["question", "review"])
+def test_a_model_error_echoing_the_secrets_leaks_them_nowhere(pr: PullRequest, flow: str) -> None:
+    # The server's error text reached the "not answered" annotation and the log line whole,
+    # key and token included (the comment and the job summary were redacted).
+    echo = error(400, f"bad request from key {API_KEY} with token {TOKEN} (Bearer {API_KEY})")
+    if flow == "question":
+        asked = pr.github.person(AUTHOR).comment("@reviewer is `total` tested?")
+        run = on_comment(pr, "issue_comment", pr.github.issue_comment_event(asked), [echo])
+    else:
+        run = pr.run([echo])
+    assert run.code == 2, run.err
+    assert len(run.llm_bodies) == 1
+    said = "::error title=Not answered::" if flow == "question" else "::error::review incomplete"
+    assert said in run.out and "bad request from key [REDACTED]" in run.out + run.err
+    posted = [c["body"] for c in pr.github.issue_comments + pr.github.review_comments]
+    posted += [r["body"] for r in pr.github.reviews]
+    assert posted  # the asker is told, or the summary says the review is incomplete
+    # The runner's masks are the one place the secrets are written: it consumes those lines.
+    out = "\n".join(line for line in run.out.splitlines() if not line.startswith("::add-mask::"))
+    shown = [out, run.err, run.summary, *posted, *run.outputs.values()]
+    for where in shown:
+        assert API_KEY not in where and TOKEN not in where
