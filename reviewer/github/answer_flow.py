@@ -1,7 +1,8 @@
 """A run started by a comment, as a list: ignore what is not a call (an edit, a deletion, the
 bot's own comment, a comment that does not mention it), check that its author may ask, then
-either review the pull request in full (`/review`) or answer the question once, in the
-thread it was asked in or on the pull request.
+either review the pull request in full (`/review`; for someone without write access, once
+per head: later asks get a link to the review) or answer the question once, in the thread
+it was asked in or on the pull request.
 
 A question never changes the gate: exit 0 once answered (or ignored), 2 when it could not be
 answered. Nothing here asks the model before every check has passed.
