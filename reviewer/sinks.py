@@ -5,6 +5,7 @@ reaches a sink any other way (tests/test_sinks.py enumerates them and checks the
 | sink | function |
 |---|---|
 | terminal (reports, progress on a TTY) | `clean_text`, `one_line` |
+| values in plain lines on stdout (`reviewer stats`'s table) | `plain_cell` |
 | log lines (stderr; the Actions runner reads commands there) | `log_line` |
 | workflow commands (annotations on stdout) | `command_line` |
 | GitHub Markdown (comments, review body, job summary, Markdown report) | `report.mdtext` |
@@ -50,10 +51,25 @@ def one_line(text: str) -> str:
     return " ".join(clean_text(text).split())
 
 
+def plain_cell(text: str) -> str:
+    """A value printed inside a line of plain output (a table cell), wherever it lands in
+    that line: one line, secrets redacted, controls visible, and neither of the runner's
+    command forms (`::` is broken too: a cell may start the line). The breaks are zero-width
+    spaces: align cells by `shown_width`."""
+    text = one_line(_redacted(text)).replace(_LEGACY_COMMAND, f"##{_BREAK}[")
+    return text.replace("::", f":{_BREAK}:")
+
+
+def shown_width(text: str) -> int:
+    """How many columns a sink's output takes: the breaks it adds take none."""
+    return len(text) - text.count(_BREAK)
+
+
 def log_line(text: str) -> str:
     """One line of the log, prefixed `reviewer: `: the runner finds no command in it, and a
-    newline or carriage return in `text` is shown as `\\n`, never obeyed."""
-    text = clean_text(text).replace("\n", "\\n").replace("\t", " ")
+    newline or carriage return in `text` is shown as `\\n`, never obeyed. Secrets are
+    redacted: a log line can carry a server's error text, which may echo a key."""
+    text = clean_text(_redacted(text)).replace("\n", "\\n").replace("\t", " ")
     return "reviewer: " + text.replace(_LEGACY_COMMAND, f"##{_BREAK}[")
 
 
@@ -64,7 +80,8 @@ def log(message: str) -> None:
 
 def command_line(command: str, message: str, **properties: str | int | None) -> str:
     """A workflow command (`::error file=...::message`), its message and properties escaped
-    as actions/toolkit escapes them, after control and bidi characters are made visible."""
+    as actions/toolkit escapes them, after secrets are redacted and control and bidi
+    characters are made visible."""
     props = ",".join(
         f"{key}={_escape_property(_visible(str(value)))}"
         for key, value in properties.items()
@@ -74,7 +91,17 @@ def command_line(command: str, message: str, **properties: str | int | None) -> 
 
 
 def _visible(text: str) -> str:
-    return clean_text(text).replace(_LEGACY_COMMAND, f"##{_BREAK}[")
+    return clean_text(_redacted(text)).replace(_LEGACY_COMMAND, f"##{_BREAK}[")
+
+
+def _redacted(text: str) -> str:
+    """`text` without the secrets of the run's environment and well-known secret formats:
+    every line the program writes to the log or the runner passes here, whatever flow wrote
+    it (a review, an answer, a dry run, an error), so no caller can forget to."""
+    # Imported here: redact.py builds on this module (map_strings).
+    from reviewer.redact import environment_redactor
+
+    return environment_redactor()(text)
 
 
 def _escape_data(text: str) -> str:

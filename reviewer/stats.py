@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from reviewer.errors import ReviewerError
 from reviewer.findings import Severity
 from reviewer.report.json_report import FORMAT, VERSION, ReportV1, StateV1
+from reviewer.sinks import plain_cell, shown_width
 
 COLUMNS = ("posted", "fixed", "dismissed", "open")
 IGNORE_FILE_HOW = "ignore file"
@@ -73,8 +74,9 @@ def stats_table(states: dict[str, StateV1]) -> str:
         counts["posted"] += 1
         counts["open" if state.state in ("new", "open") else state.state] += 1
     header = ("rule", "severity", *COLUMNS)
+    # A report is a file anyone can hand over: its rules are untrusted text (plain_cell).
     body = [
-        (rule, severity.value, *(str(counts[c]) for c in COLUMNS))
+        (plain_cell(rule), severity.value, *(str(counts[c]) for c in COLUMNS))
         for (rule, severity), counts in sorted(rows.items(), key=lambda i: (i[0][0], -i[0][1].rank))
     ]
     total = sum(rows.values(), Counter())
@@ -87,11 +89,16 @@ def stats_table(states: dict[str, StateV1]) -> str:
 
 
 def _aligned(rows: list[tuple[str, ...]]) -> list[str]:
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    widths = [max(shown_width(row[i]) for row in rows) for i in range(len(rows[0]))]
     return [
         "  ".join(
-            cell.ljust(width) if i < 2 else cell.rjust(width)
+            _padded(cell, width, left=i < 2)
             for i, (cell, width) in enumerate(zip(row, widths, strict=True))
         ).rstrip()
         for row in rows
     ]
+
+
+def _padded(cell: str, width: int, *, left: bool) -> str:
+    pad = " " * (width - shown_width(cell))
+    return cell + pad if left else pad + cell

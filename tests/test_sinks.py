@@ -18,7 +18,7 @@ import pytest
 
 import reviewer
 from reviewer.report.mdtext import neutralize, neutralize_line
-from reviewer.sinks import clean_text, command_line, for_model, log_line, one_line
+from reviewer.sinks import clean_text, command_line, for_model, log_line, one_line, plain_cell
 from reviewer.testing import reply, tool_call
 from reviewer.testing.fake_github import FakeGitHub
 from reviewer.workspace.paths import quote_path
@@ -67,6 +67,13 @@ def _check_log(text: str) -> None:
     assert not _controls(text) and not _BIDI.search(text)
 
 
+def _check_cell(text: str) -> None:
+    # A cell may start its line, or follow any other: no command form anywhere in it.
+    _check_terminal(text)
+    _single_line(text)
+    assert "::" not in text and "##[" not in text and runner_commands(text) == []
+
+
 def _check_command(text: str) -> None:
     assert "\n" not in text and "\r" not in text and "##[" not in text
     assert runner_commands(text) == [text]  # exactly one command: ours
@@ -86,6 +93,7 @@ def _check_tool_output(text: str) -> None:
 SINKS: dict[str, tuple[Callable[[str], str], Callable[[str], None]]] = {
     "terminal": (clean_text, _check_terminal),
     "terminal line": (one_line, lambda text: _check_terminal(text) or _single_line(text)),
+    "plain cell": (plain_cell, _check_cell),
     "log line": (log_line, _check_log),
     "workflow command": (lambda t: command_line("error", t, file=t, title=t), _check_command),
     "GitHub Markdown": (neutralize, _check_markdown),

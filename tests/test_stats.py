@@ -4,6 +4,8 @@ its last state); a file that is not a report is one line and exit 2."""
 
 from __future__ import annotations
 
+import json
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -61,3 +63,42 @@ def test_a_file_that_is_not_a_report_is_one_line_and_exit_2(
     assert main(["stats", str(bad)]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and said in err and str(bad) in err
+
+
+def test_a_hostile_reports_rules_reach_stdout_as_inert_text(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A report is a file anyone can hand over: its `rule` reached stdout as written, so the
+    # Actions runner ran `::error`, `::set-output` and `##[add-mask]` from it and a terminal
+    # obeyed its escapes.
+    from reviewer.findings import ReviewResult
+    from reviewer.report import render
+    from tests.test_sinks import runner_commands
+
+    hostile = [
+        "::error file=app.py::forged",
+        "::set-output name=findings::0",
+        "bug ##[add-mask]secret",
+        "\x1b[2J\x1b]0;owned\x07clear",
+        "line\n::warning::two",
+        "bidi\u202eevil",
+    ]
+    report = json.loads(render(ReviewResult("complete", "", (), "m", "b" * 40, "h" * 40), "json"))
+    report["states"] = {
+        f"{n:016x}": {"state": "open", "rule": rule, "severity": "high", "how": ""}
+        for n, rule in enumerate(hostile)
+    }
+    path = tmp_path / "hostile.json"
+    path.write_text(json.dumps(report))
+
+    assert main(["stats", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert runner_commands(out) == [], out
+    assert not [c for c in out if unicodedata.category(c) == "Cc" and c != "\n"]
+    assert "\u202e" not in out
+    lines = out.splitlines()
+    assert len(lines) == 2 + len(hostile)  # one row per rule: no line broken in two
+    # The table still lines up and still names each rule, visibly.
+    assert len({len(line.split("high")[0].replace("\u200b", "")) for line in lines[1:-1]}) == 1
+    assert any("set-output name=findings" in line for line in lines)
+    assert lines[-1].split() == ["total", "6", "0", "0", "6"]

@@ -1,7 +1,8 @@
 """A run started by a comment, as a list: ignore what is not a call (an edit, a deletion, the
 bot's own comment, a comment that does not mention it), check that its author may ask, then
-either review the pull request in full (`/review`) or answer the question once, in the
-thread it was asked in or on the pull request.
+either review the pull request in full (`/review`; for someone without write access, once
+per head: later asks get a link to the review) or answer the question once, in the thread
+it was asked in or on the pull request.
 
 A question never changes the gate: exit 0 once answered (or ignored), 2 when it could not be
 answered. Nothing here asks the model before every check has passed.
@@ -23,7 +24,8 @@ from reviewer.github.actions import (
     log,
     require_model_key,
 )
-from reviewer.github.asking import read_ask, refusal
+from reviewer.github.asking import read_ask, refusal, reviewed_already
+from reviewer.github.memory import our_summary
 from reviewer.github.pull import OpenPull, open_pull
 from reviewer.github.review_flow import request_for, review_pull
 from reviewer.github.scope import ReviewScope
@@ -59,9 +61,13 @@ def answer_comment(context: ActionsContext, env: Mapping[str, str]) -> int:
     if why_not:
         return _ignored(f"no model request: {why_not}")
     if ask.kind == "review":
+        memory = our_summary(pr.client, pr.pull)
+        done = reviewed_already(memory[1], pr.head_sha)
+        if done and not pr.client.may_write(comment.author):
+            return _point_to_review(pr, comment, memory[0], done)
         log(f"{comment.author} asked for a full review (/review)")
         require_model_key(context, env)
-        return review_pull(context, {**env, "REVIEWER_FULL_REVIEW": "true"}, pr)
+        return review_pull(context, {**env, "REVIEWER_FULL_REVIEW": "true"}, pr, memory)
     try:
         require_model_key(context, env)
         return _answer(pr, context, env, comment)
@@ -103,6 +109,26 @@ def _answer(
         log(f"done (not answered, exit 2): said so at {url}")
         return int(ExitCode.INCOMPLETE)
     log(f"done (answered, exit 0): {_spent(answer)}; {url}")
+    return int(ExitCode.OK)
+
+
+def _point_to_review(pr: OpenPull, comment: CommentRef, summary: Any, done: str) -> int:
+    """A `/review` of a head already reviewed, by someone without write access: answered
+    with where the review is, once per comment, and no model request (each would be a paid
+    review of the whole pull request, asked again and again)."""
+    client, signer = pr.client, pr.client.signer
+    why = f"commit {pr.head_sha[:12]} needs no other full review: {done}"
+    prior = client.issue_comments(pr.pull)
+    if comment.id in (answered_question(c.body, signer) for c in prior if client.is_ours(c.user)):
+        return _ignored(f"{why}; this /review was answered already")
+    text = (
+        f"Commit `{pr.head_sha[:12]}` is reviewed already ({done}): the review is in "
+        f"[the summary comment]({summary.html_url}) and its threads. Another full review of "
+        "the same commit can be asked for by someone with write access; a new push is "
+        "reviewed as usual."
+    )
+    url = client.comment_on_pull(pr.pull, answer_body(text, comment.id, signer, redact=Redactor()))
+    log(f"no model request: {why}, and {comment.author} has no write access; said so at {url}")
     return int(ExitCode.OK)
 
 

@@ -5,7 +5,8 @@ in its own words: a mention inside code (`` `@reviewer` ``, a code block) or in 
 line (`> @reviewer ...`, as GitHub's "Quote reply" writes) is not a call. GitHub does not
 notify for those either, and a quote of an earlier question must not ask it again.
 `/review` as the first word of a comment on the pull request (after the mention, if any)
-asks for a full review.
+asks for a full review. Each is a paid review of the whole pull request, so someone without
+write access gets one per head: once it is reviewed, they are shown where (`reviewed_already`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from markdown_it import MarkdownIt
+
+from reviewer.github.memory import PullState
 
 REVIEW_COMMAND = "/review"
 ANYONE = "anyone"
@@ -63,6 +66,19 @@ def refusal(
         f"{asker or 'the author'} is neither the pull request's author nor has write access, "
         'and answer_to is "author-and-writers"'
     )
+
+
+def reviewed_already(state: PullState | None, head: str) -> str | None:
+    """Why `head` needs no full review asked by someone without write access (a phrase for
+    the log and the reply), or None when they may have one. `state` is the bot's own signed
+    memory (memory.our_summary): nobody else's text can say what was reviewed."""
+    if state is None:
+        return None
+    if state.full_review_at == head:
+        return "a full review of it was asked for and ran already"
+    if state.reviewed_at == head:
+        return "every file of it has been reviewed"
+    return None
 
 
 def _mention_pattern(mention: str) -> re.Pattern[str]:

@@ -94,6 +94,10 @@ class PullState:
     # how many were cut (they never gate: they did not when they were found).
     suppressed: tuple[OpenFinding, ...] = ()
     suppressed_cut: int = 0
+    # The head of the last full review that was asked for (`/review`, `full-review: true`)
+    # and sent the model a request, complete or not: someone without write access gets one
+    # per head (asking.py).
+    full_review_at: str | None = None
 
 
 # --- reading and writing the marker --------------------------------------------------------
@@ -186,6 +190,7 @@ def _payload(state: PullState, cut: _Cut, below: _Cut) -> dict[str, Any]:
         ],
         "rs": list(state.resolved),
         "xc": state.closed_cut,
+        "fr": state.full_review_at,
     }
 
 
@@ -258,6 +263,9 @@ def _parse(data: Any) -> PullState:
     if not (summary_at is None or _is_sha(summary_at)):
         raise ValueError("not a commit id")
     summary = str(data.get("sm") or "")
+    full_review_at = data.get("fr")  # absent from the states of earlier runs
+    if not (full_review_at is None or _is_sha(full_review_at)):
+        raise ValueError("not a commit id")
     # Absent from the states of earlier runs.
     closed = tuple(
         ClosedFinding(
@@ -289,6 +297,7 @@ def _parse(data: Any) -> PullState:
         # Absent from the states of earlier runs.
         suppressed=tuple(_decode(f) for f in data.get("u") or []),
         suppressed_cut=int(data.get("xu") or 0),
+        full_review_at=full_review_at,
     )
 
 
@@ -316,6 +325,7 @@ def next_state(
     closed: tuple[ClosedFinding, ...] = (),
     resolved: tuple[str, ...] = (),
     suppressed: Iterable[Finding] = (),
+    full_review: bool = False,
 ) -> PullState:
     """What this run adds: all of the pull request when the run was complete, else the files
     it did review (by blob, so a later push that changes them makes them due again). Counts
@@ -323,7 +333,8 @@ def next_state(
     `summary` is the model's summary when this run asked the model; a complete run that did
     becomes the review whose summary is kept, else the earlier one stays. `closed` and
     `resolved` are the conversation's records as this run left them (conversation.py);
-    `suppressed` the open findings kept out of the reported list, remembered beside them."""
+    `suppressed` the open findings kept out of the reported list, remembered beside them.
+    `full_review`: this run was a full review asked for that sent the model a request."""
     opened = tuple(open_finding(f) for f in findings)
     below = tuple(open_finding(f) for f in suppressed)
     # Suppressed findings an earlier state had no room for are counted until every file is
@@ -335,10 +346,11 @@ def next_state(
     else:
         said = (previous.summary, previous.summary_at) if previous else ("", None)
     cut = previous.closed_cut if previous else 0
+    full_at = head if full_review else previous.full_review_at if previous else None
     if complete:
         return PullState(
             head, head, {}, opened, dropped, *said, closed, resolved, cut,
-            suppressed=below, suppressed_cut=below_cut,
+            suppressed=below, suppressed_cut=below_cut, full_review_at=full_at,
         )  # fmt: skip
     blobs = blob_ids(root, head)
     kept = dict(previous.reviewed_files) if previous else {}
@@ -349,7 +361,7 @@ def next_state(
     reviewed_at = previous.reviewed_at if previous else None
     return PullState(
         head, reviewed_at, kept, opened, dropped, *said, closed, resolved, cut,
-        suppressed=below, suppressed_cut=below_cut,
+        suppressed=below, suppressed_cut=below_cut, full_review_at=full_at,
     )  # fmt: skip
 
 

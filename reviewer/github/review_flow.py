@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
+from typing import Any
 
 from reviewer.anchor import merge_duplicates, split_reported
 from reviewer.config import settings_notes
@@ -41,10 +42,16 @@ from reviewer.review import Review, ReviewRequest, run_review
 from reviewer.wording import plural
 
 
-def review_pull(context: ActionsContext, env: Mapping[str, str], pr: OpenPull | None = None) -> int:
-    """`pr`: the pull request when the trigger has opened it already (a `/review` comment)."""
+def review_pull(
+    context: ActionsContext,
+    env: Mapping[str, str],
+    pr: OpenPull | None = None,
+    memory: tuple[Any | None, PullState | None] | None = None,
+) -> int:
+    """`pr` and `memory` (our summary comment and its state): the pull request and what the
+    bot remembers of it, when the trigger has read them already (a `/review` comment)."""
     pr = pr or open_pull(context, env)
-    existing, previous = our_summary(pr.client, pr.pull)
+    existing, previous = our_summary(pr.client, pr.pull) if memory is None else memory
     scope, previous, full = decide_scope(pr, previous, env)
     log(scope.note)
     review = _review(request_for(pr, context, scope, env))
@@ -68,6 +75,7 @@ def review_pull(context: ActionsContext, env: Mapping[str, str], pr: OpenPull | 
         closed=result.closed,
         resolved=tuple(answered.resolved),
         suppressed=result.suppressed,
+        full_review=full and review.result.usage.requests > 0,
     )
     unlisted = {Severity(s): n for s, n in state.dropped.items() if n}
     notes = _summary_notes(scope, state, unlisted, cannot_resolve=bool(answered.cannot_resolve))
