@@ -6,6 +6,7 @@ reaches a sink any other way (tests/test_sinks.py enumerates them and checks the
 |---|---|
 | terminal (reports, progress on a TTY) | `clean_text`, `one_line` |
 | values in plain lines on stdout (`reviewer stats`'s table) | `plain_cell` |
+| whole reports on stdout (the terminal report) | `inert_lines` |
 | log lines (stderr; the Actions runner reads commands there) | `log_line` |
 | workflow commands (annotations on stdout) | `command_line` |
 | GitHub Markdown (comments, review body, job summary, Markdown report) | `report.mdtext` |
@@ -58,6 +59,19 @@ def plain_cell(text: str) -> str:
     spaces: align cells by `shown_width`."""
     text = one_line(_redacted(text)).replace(_LEGACY_COMMAND, f"##{_BREAK}[")
     return text.replace("::", f":{_BREAK}:")
+
+
+def inert_lines(text: str) -> str:
+    """Lines printed to stdout where a CI runner reads commands (the terminal report under
+    Actions): a line that starts with `::` after its indentation, or holds `##[`, gets a
+    zero-width space inside the form, so the runner shows it instead of obeying it."""
+    lines = []
+    for line in text.splitlines(keepends=True):  # every line break a reader may split at
+        body = line.lstrip()
+        if body.startswith("::"):
+            line = line[: len(line) - len(body)] + f":{_BREAK}" + body[1:]
+        lines.append(line.replace(_LEGACY_COMMAND, f"##{_BREAK}["))
+    return "".join(lines)
 
 
 def shown_width(text: str) -> int:

@@ -18,8 +18,16 @@ import pytest
 
 import reviewer
 from reviewer.report.mdtext import neutralize, neutralize_line
-from reviewer.sinks import clean_text, command_line, for_model, log_line, one_line, plain_cell
-from reviewer.testing import reply, tool_call
+from reviewer.sinks import (
+    clean_text,
+    command_line,
+    for_model,
+    inert_lines,
+    log_line,
+    one_line,
+    plain_cell,
+)
+from reviewer.testing import FakeLLM, reply, tool_call
 from reviewer.testing.fake_github import FakeGitHub
 from reviewer.workspace.paths import quote_path
 from tests.conftest import GitRepo, acting_markdown
@@ -74,6 +82,12 @@ def _check_cell(text: str) -> None:
     assert "::" not in text and "##[" not in text and runner_commands(text) == []
 
 
+def _check_report(text: str) -> None:
+    # Many lines, any of which the model's words may start.
+    _check_terminal(text)
+    assert runner_commands(text) == []
+
+
 def _check_command(text: str) -> None:
     assert "\n" not in text and "\r" not in text and "##[" not in text
     assert runner_commands(text) == [text]  # exactly one command: ours
@@ -94,6 +108,7 @@ SINKS: dict[str, tuple[Callable[[str], str], Callable[[str], None]]] = {
     "terminal": (clean_text, _check_terminal),
     "terminal line": (one_line, lambda text: _check_terminal(text) or _single_line(text)),
     "plain cell": (plain_cell, _check_cell),
+    "report on stdout": (lambda text: inert_lines(clean_text(text)), _check_report),
     "log line": (log_line, _check_log),
     "workflow command": (lambda t: command_line("error", t, file=t, title=t), _check_command),
     "GitHub Markdown": (neutralize, _check_markdown),
@@ -301,3 +316,27 @@ def test_three_thousand_findings_and_growing_redactions_keep_githubs_limit() -> 
     shown = len(re.findall(r"^#### \d+\. ", body, flags=re.MULTILINE))
     assert f"{3_000 - shown:,} of 3,000 findings are not shown here" in body
     assert "job summary" in body
+
+
+def test_the_terminal_report_prints_no_runner_command(repo: GitRepo, capsys: Any) -> None:
+    """`reviewer review` in a CI step prints its report on stdout, where the Actions runner
+    reads commands: a title or body the model starts with `::` or fills with `##[` is shown."""
+    from reviewer.cli import main
+
+    repo.write("app.py", "x = 1\n")
+    repo.commit("base")
+    repo.write("app.py", "x = 2\n")
+    repo.commit("change")
+    body = "fine\n::set-output name=findings::0\n  ::add-mask::x\n##[group]y"
+    finding = {"path": "app.py", "line": 1, "severity": "high", "title": "::error::forged",
+               "body": body}  # fmt: skip
+    submit = tool_call("submit_review", {"summary": "::warning::s", "findings": [finding]})
+    with FakeLLM([reply(tool_calls=[submit])]) as llm:
+        env = {"OPENAI_BASE_URL": llm.base_url, "OPENAI_API_KEY": "k", "REVIEWER_MODEL": "m"}
+        with pytest.MonkeyPatch.context() as patch:
+            for name, value in env.items():
+                patch.setenv(name, value)
+            code = main(["review", "--repo", str(repo.root), "--base", "HEAD~1"])
+    out = capsys.readouterr().out
+    assert code == 0 and "forged" in out and "add-mask" in out
+    assert runner_commands(out) == []

@@ -27,7 +27,7 @@ from reviewer.report.common import (
     skipped_by_reason,
     usage_text,
 )
-from reviewer.sinks import printable, shown_name
+from reviewer.sinks import inert_lines, printable, shown_name
 from reviewer.wording import plural
 
 DEFAULT_WIDTH = 100
@@ -99,7 +99,8 @@ def render_terminal(
         for line in rule_files_lines(result):
             out += _wrap(one_line(line), width, INDENT, INDENT * 3)
     out += [""] + [style(line, _DIM) for line in _wrap(usage_text(result), width, "", "")]
-    return "\n".join(out) + "\n"
+    # The model's words can start a line: under a CI runner no line may read as a command.
+    return inert_lines("\n".join(out)) + "\n"
 
 
 def _prefixed(result: ReviewResult, prefix: str) -> ReviewResult:
