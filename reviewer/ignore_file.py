@@ -29,7 +29,7 @@ from pathlib import Path
 
 import re2
 
-from reviewer.errors import ReviewerError
+from reviewer.errors import ReviewerError, ToolError
 from reviewer.findings import ClosedFinding, Finding
 from reviewer.gitcmd import run_git
 from reviewer.report.sarif import rule_id
@@ -168,6 +168,10 @@ def _entry(item: dict[str, object], number: int, where: str) -> IgnoreEntry:
             f"{at}: name a fingerprint, or a path glob with a rule and/or a title regex, e.g. "
             'path = "src/**" and rule = "style"'
         )
+    try:  # expanded now, not at the first finding (after the model was paid)
+        basename_or_path_matcher(str(path))
+    except ToolError as exc:
+        raise ReviewerError(f"{at}: path is not a usable glob: {exc}") from exc
     if title is not None:
         try:
             _title_regex(str(title))

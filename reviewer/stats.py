@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from reviewer.errors import ReviewerError
+from reviewer.errors import ReviewerError, json_problem
 from reviewer.findings import Severity
 from reviewer.report.json_report import FORMAT, VERSION, ReportV1, StateV1
 
@@ -36,8 +36,10 @@ def _report(path: Path) -> ReportV1:
         data = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise ReviewerError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    except ValueError as exc:
-        raise ReviewerError(f"{path} is not JSON ({exc}); pass reviewer's JSON reports") from exc
+    except (ValueError, RecursionError) as exc:  # RecursionError: nested too deep
+        raise ReviewerError(
+            f"{path} is not JSON ({json_problem(exc)}); pass reviewer's JSON reports"
+        ) from exc
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise ReviewerError(
             f'{path} is not a reviewer JSON report (no "format": "{FORMAT}"); write one '

@@ -30,7 +30,7 @@ from reviewer.github.conversation import CANNOT_RESOLVE, answer, ignored, listen
 from reviewer.github.memory import PullState, next_state, our_summary, state_line
 from reviewer.github.posting import closing_line, post
 from reviewer.github.pull import OpenPull, open_pull
-from reviewer.github.run_files import write_run_files
+from reviewer.github.run_files import check_run_files, write_run_files
 from reviewer.github.scope import ReviewScope, review_scope
 from reviewer.progress import Progress
 from reviewer.redact import Redactor
@@ -43,6 +43,7 @@ from reviewer.wording import plural
 
 def review_pull(context: ActionsContext, env: Mapping[str, str], pr: OpenPull | None = None) -> int:
     """`pr`: the pull request when the trigger has opened it already (a `/review` comment)."""
+    check_run_files(env)
     pr = pr or open_pull(context, env)
     existing, previous = our_summary(pr.client, pr.pull)
     scope, previous, full = decide_scope(pr, previous, env)
