@@ -270,3 +270,22 @@ def test_an_unexpected_error_is_exit_2_and_one_line(
     monkeypatch.setenv("REVIEWER_DEBUG", "1")
     assert cli.main(["stats", "x.json"]) == 2
     assert "Traceback" in capsys.readouterr().err
+
+
+def test_an_eval_out_folder_that_cannot_be_written_is_refused_before_any_case(
+    tmp_path: Path,
+) -> None:
+    """results.json was written after every case was run and judged (and paid)."""
+    dataset = tmp_path / "one.json"
+    case = {"id": "c1", "commits": [{"files": {"a.py": "x = 1\n"}}, {"files": {"a.py": "x = 2\n"}}]}
+    dataset.write_text(json.dumps({"format": "reviewer-eval", "cases": [case]}))
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    with FakeLLM([submit()]) as llm:
+        proc = reviewer(
+            "eval", str(dataset), "--judge", "location", "--cache", str(tmp_path / "c"),
+            "--out", str(blocker / "out"), env=model_env(llm),
+        )  # fmt: skip
+        asked = len(llm.bodies)
+    refused(proc, "cannot write the results")
+    assert asked == 0
