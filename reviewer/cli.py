@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import sys
+import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TypeVar
@@ -19,7 +20,7 @@ from reviewer import __version__
 from reviewer.errors import ExitCode, ReviewerError
 from reviewer.eval.arguments import add_eval_parser
 from reviewer.sinks import log
-from reviewer.variables import variables_of
+from reviewer.variables import DEBUG_VARIABLE, variables_of
 
 if TYPE_CHECKING:  # heavy: imported where a command runs
     from reviewer.progress import Progress
@@ -462,6 +463,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return int(ExitCode.INCOMPLETE)
     try:
+        _refuse_nul(args)
         return int(args.handler(args))
     except ReviewerError as exc:
         log(f"error: {exc}")
@@ -471,3 +473,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(ExitCode.INCOMPLETE)
     except BrokenPipeError:
         return int(ExitCode.OK)
+    except Exception as exc:
+        # A defect, not bad input; still exit 2 (could not complete), because exit 1 means
+        # "findings" to a gate and Python's own exit for an uncaught error is 1.
+        from reviewer.redact import environment_redactor
+
+        said = environment_redactor()(str(exc)).strip().splitlines()
+        log(
+            f"error: unexpected {type(exc).__name__}: {said[0][:300] if said else ''} "
+            f"(a defect in reviewer; {DEBUG_VARIABLE}=1 shows the traceback)"
+        )
+        if os.environ.get(DEBUG_VARIABLE):
+            traceback.print_exc()
+        return int(ExitCode.INCOMPLETE)
+
+
+def _refuse_nul(args: argparse.Namespace) -> None:
+    """A NUL byte cannot be in a path, revision or name (the OS refuses it with a ValueError
+    deep inside); said in one line naming the option."""
+    for name, value in vars(args).items():
+        values = value if isinstance(value, list | tuple) else [value]
+        if any(isinstance(item, str | Path) and "\0" in str(item) for item in values):
+            option = "--" + name.replace("_", "-")
+            raise ReviewerError(f"{option} holds a NUL byte, which no path, revision or name can")

@@ -243,6 +243,8 @@ def explicit_file_layer(path: Path) -> Layer:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ReviewerError(f"--config: cannot read '{path}': {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise ReviewerError(f"--config: '{path}' is not UTF-8 text, as TOML is") from exc
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -267,7 +269,8 @@ def _file_layer(where: str, data: Mapping[str, Any]) -> Layer:
 def _read_at(root: Path, name: str, revision: str | None) -> str | None:
     if revision is None:
         path = root / name
-        return path.read_text(encoding="utf-8") if path.is_file() else None
+        # As at a revision below: the project's own pyproject.toml need not be UTF-8 for us.
+        return path.read_bytes().decode("utf-8", "replace") if path.is_file() else None
     proc = run_git(root, ["show", f"{revision}:{name}"], check=False)
     if proc.returncode != 0:
         return None

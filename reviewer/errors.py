@@ -21,3 +21,13 @@ class ReviewerError(Exception):
 
 class ToolError(Exception):
     """A tool call that cannot be answered; the message goes back to the model as text."""
+
+
+def json_problem(exc: BaseException) -> str:
+    """Why a JSON document could not be read, in a few words. Python's reader recurses once
+    per level, so a document nested past the recursion limit raises RecursionError (not the
+    ValueError of other bad JSON); a number past int's digit limit raises a plain ValueError."""
+    if isinstance(exc, RecursionError):
+        return "nested too deep"
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

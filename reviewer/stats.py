@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from reviewer.errors import ReviewerError
+from reviewer.errors import ReviewerError, json_problem
 from reviewer.findings import Severity
 from reviewer.report.json_report import FORMAT, VERSION, ReportV1, StateV1
 from reviewer.sinks import plain_cell, shown_width
@@ -37,8 +37,10 @@ def _report(path: Path) -> ReportV1:
         data = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise ReviewerError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    except ValueError as exc:
-        raise ReviewerError(f"{path} is not JSON ({exc}); pass reviewer's JSON reports") from exc
+    except (ValueError, RecursionError) as exc:  # RecursionError: nested too deep
+        raise ReviewerError(
+            f"{path} is not JSON ({json_problem(exc)}); pass reviewer's JSON reports"
+        ) from exc
     if isinstance(data, dict) and data.get("dry_run") is True:
         raise ReviewerError(
             f"{path} is the plan of a dry run, which holds no findings; pass the JSON report "

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+# Set (to anything) to see the traceback of an unexpected error after its one line.
+DEBUG_VARIABLE = "REVIEWER_DEBUG"
+
 # Name -> (the command that reads it, what it is).
 COMMAND_VARIABLES: Mapping[str, tuple[str, str]] = {
     "REVIEWER_CONFIG": (
@@ -34,6 +37,7 @@ COMMAND_VARIABLES: Mapping[str, tuple[str, str]] = {
     "REVIEWER_JUDGE_BASE_URL": ("eval", "the endpoint of `reviewer eval`'s judge"),
     "REVIEWER_JUDGE_API_KEY": ("eval", "the API key of `reviewer eval`'s judge"),
     "REVIEWER_EVAL_GIT_BASE": ("eval", "where `reviewer eval` clones benchmark repositories from"),
+    DEBUG_VARIABLE: ("every command", "show the traceback of an unexpected error"),
 }
 
 

@@ -157,3 +157,75 @@ def test_reviewer_review_reports_what_the_base_ignore_file_names_as_dismissed(
     (dismissed,) = data["dismissed"]
     assert (dismissed["how"], dismissed["reason"]) == ("ignore file", "Known; tracked in #12.")
     assert dismissed["by"] == ".reviewer/ignore.toml entry 1"
+
+
+def test_a_backtracking_title_regex_cannot_hang_the_review(repo: GitRepo, tmp_path: Path) -> None:
+    """`(\\w+\\s?)+ is too long$` against a 60-letter title took a backtracking engine 2^60
+    steps (the review ran until killed); RE2 matches in time linear in the title. The review
+    runs in its own process so that the test's timeout can stop a hang and fail."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from reviewer.testing import FakeLLM, reply, tool_call
+
+    repo.write("app.py", "def total(items):\n    return sum(items)\n")
+    repo.write(
+        IGNORE_FILE,
+        '[[ignore]]\npath = "*.py"\ntitle = "(?i)^(\\\\w+\\\\s?)+ is too long$"\n'
+        'reason = "Long names are fine here."\n'
+        '[[ignore]]\npath = "*.py"\ntitle = "^division"\nreason = "Known."\n',
+    )
+    repo.commit("base")
+    repo.write("app.py", "def total(items):\n    return sum(items) / len(items)\n")
+    repo.commit("divide")
+    hostile = {"path": "app.py", "line": 2, "severity": "high", "category": "bug",
+               "title": "a" * 60, "body": "b"}  # fmt: skip
+    known = {**hostile, "title": "Division by zero"}
+    submit = reply(
+        tool_calls=[tool_call("submit_review", {"summary": "s", "findings": [hostile, known]})]
+    )
+    out = tmp_path / "report.json"
+    with FakeLLM([submit]) as llm:
+        env = {
+            **{k: v for k, v in os.environ.items() if not k.startswith("REVIEWER_")},
+            "OPENAI_BASE_URL": llm.base_url,
+            "OPENAI_API_KEY": "k",
+            "NO_PROXY": "127.0.0.1",
+        }
+        argv = ["review", "--repo", str(repo.root), "--base", "HEAD~1", "--model", "m",
+                "--fail-on", "high", "--format", "json", "--output", str(out),
+                "--quiet"]  # fmt: skip
+        try:
+            proc = subprocess.run(
+                [sys.executable, "-m", "reviewer", *argv],
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=240,  # a guard against a hang, not a measure of speed
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            pytest.fail("the title regex hung the review")
+    assert proc.returncode == 1, proc.stderr  # the 60-letter finding stands: high, not ignored
+    data = json.loads(out.read_text())
+    assert [f["title"] for f in data["findings"]] == ["a" * 60]
+    assert [d["by"] for d in data["dismissed"]] == [".reviewer/ignore.toml entry 2"]
+
+
+@pytest.mark.parametrize(
+    ("pattern", "why"),
+    [("(a)\\\\1", "invalid escape sequence"), ("x(?=y)", "invalid perl operator")],
+)
+def test_a_title_regex_re2_cannot_run_is_refused_at_load_naming_the_entry(
+    pattern: str, why: str
+) -> None:
+    """Backreferences and lookaround have no linear-time match: refused when the file is read
+    (before any model request), in one line naming the entry."""
+    text = f'[[ignore]]\npath = "a"\ntitle = "{pattern}"\nreason = "x"\n'
+    with pytest.raises(ReviewerError) as caught:
+        parse_ignore_file(text, "IGN")
+    message = str(caught.value)
+    assert message.startswith("IGN, entry 1: title is not a valid regex") and why in message
+    assert "\n" not in message

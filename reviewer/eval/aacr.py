@@ -54,7 +54,7 @@ def detect_aacr(path: Path) -> bool:
     positive, _ = sample_files(path)
     try:
         samples = json.loads(positive.read_text(encoding="utf-8")) if positive else None
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # not one: its reader says why
         return False
     return (
         isinstance(samples, list)

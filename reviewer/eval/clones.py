@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reviewer.errors import ReviewerError
+from reviewer.errors import ReviewerError, json_problem
 from reviewer.eval.cases import EvalCase, ExpectedIssue
 from reviewer.gitcmd import GitFailed, run_git
 from reviewer.wording import plural
@@ -43,7 +43,7 @@ _CLONE_TIMEOUT = 4 * 3600.0  # sentry and keycloak are large, even without file 
 _FETCH_TIMEOUT = 3600.0
 _REF_PREFIX = "refs/reviewer-eval/pull"
 _PULL_URL = re.compile(
-    r"https://github\.com/([A-Za-z0-9](?:[A-Za-z0-9-]{0,38}))/([A-Za-z0-9._-]{1,100})/pull/(\d+)/?"
+    r"https://github\.com/([A-Za-z0-9](?:[A-Za-z0-9-]{0,38}))/([A-Za-z0-9._-]{1,100})/pull/([0-9]{1,10})/?"
 )
 _SHA = re.compile(r"[0-9a-f]{40}")
 
@@ -73,6 +73,9 @@ def pull_requests_in(file: Path, raw: bytes, reader: str, hint: str) -> list[dic
         raise ReviewerError(
             f"{reader}: {file} is not valid JSON ({exc.msg}, line {exc.lineno}); {hint}"
         ) from exc
+    except (ValueError, RecursionError) as exc:  # a number too long, or nested too deep
+        problem = json_problem(exc)
+        raise ReviewerError(f"{reader}: {file} is not valid JSON ({problem}); {hint}") from exc
     if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
         raise ReviewerError(f"{reader}: {file} is not a list of pull requests; {hint}")
     return items

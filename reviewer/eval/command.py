@@ -17,6 +17,7 @@ from reviewer.eval.judge import JudgeSettings, LLMJudge
 from reviewer.eval.markdown import render_report
 from reviewer.eval.results import build_results, write_json
 from reviewer.eval.runner import RunOptions, run_cases
+from reviewer.report import check_writable
 from reviewer.sinks import log
 
 
@@ -36,6 +37,8 @@ def eval_command(args: argparse.Namespace) -> int:
     out = args.out
     if out.exists() and not out.is_dir():
         raise ReviewerError(f"--out '{out}' is a file; give a folder for results.json")
+    # Before any case is run (and paid): results that cannot be written would be lost.
+    check_writable(out / "results.json", "results")
     flags = {"model": args.model}
     judge = _judge(args, flags) if args.judge == "llm" else None
     datasets = _datasets(args, cache_dir, say)

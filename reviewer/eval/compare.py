@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from reviewer.errors import ReviewerError
+from reviewer.errors import ReviewerError, json_problem
 from reviewer.eval.results import RESULTS_FORMAT
 from reviewer.sinks import one_line
 
@@ -19,8 +19,8 @@ def load_results(path: Path) -> dict[str, Any]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise ReviewerError(f"--compare: cannot read '{path}': {exc.strerror}") from exc
-    except ValueError as exc:
-        raise ReviewerError(f"--compare: '{path}' is not JSON: {exc}") from exc
+    except (ValueError, RecursionError) as exc:  # RecursionError: nested too deep
+        raise ReviewerError(f"--compare: '{path}' is not JSON: {json_problem(exc)}") from exc
     if not isinstance(data, dict) or data.get("format") != RESULTS_FORMAT:
         raise ReviewerError(f"--compare: '{path}' is not a results.json of `reviewer eval`")
     return data

@@ -24,7 +24,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from reviewer.errors import ReviewerError
+from reviewer.errors import ReviewerError, json_problem
 from reviewer.eval.cases import SIDES, Dataset, EvalCase, ExpectedIssue
 from reviewer.findings import Severity
 from reviewer.gitcmd import git_argv, git_env, run_git
@@ -56,8 +56,8 @@ def load_local(path: Path, *, cache_dir: Path, token: str | None, log: Any) -> D
     raw = path.read_bytes()
     try:
         data = json.loads(raw)
-    except ValueError as exc:
-        raise ReviewerError(f"{path}: not valid JSON: {exc}") from exc
+    except (ValueError, RecursionError) as exc:  # RecursionError: nested too deep
+        raise ReviewerError(f"{path}: not valid JSON: {json_problem(exc)}") from exc
     if not isinstance(data, dict) or data.get("format") != FORMAT_TAG:
         raise ReviewerError(f'{path}: a local dataset is an object with "format": "{FORMAT_TAG}"')
     cases = data.get("cases")
@@ -100,6 +100,8 @@ def _case(data: Any, where: str, folder: Path, cache_dir: Path, log: Any) -> Eva
         for key in ("repo", "base", "head"):
             if not isinstance(data.get(key), str) or not data[key]:
                 raise ReviewerError(f'{where}: "{key}" is required (or describe "commits")')
+            if "\0" in data[key]:
+                raise ReviewerError(f'{where}: "{key}" holds a NUL byte; no path or revision can')
         repo = (folder / data["repo"]).resolve()
         if not repo.is_dir():
             raise ReviewerError(f"{where}: repository folder '{repo}' does not exist")

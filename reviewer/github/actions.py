@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from reviewer.errors import ReviewerError
+from reviewer.errors import ReviewerError, json_problem
 from reviewer.sinks import command_line
 from reviewer.sinks import log as sinks_log
 
@@ -127,6 +127,8 @@ def _read_event(path: Path) -> dict[str, Any]:
         raise ReviewerError(f"cannot read the event file {path}: {exc.strerror}") from exc
     except json.JSONDecodeError as exc:
         raise ReviewerError(f"the event file {path} is not JSON: {exc.msg}") from exc
+    except (ValueError, RecursionError) as exc:  # a number too long, or nested too deep
+        raise ReviewerError(f"the event file {path} is not JSON: {json_problem(exc)}") from exc
     if not isinstance(event, dict):
         raise ReviewerError(f"the event file {path} does not hold an object")
     return event
@@ -143,13 +145,12 @@ def _pull_request(
             or inputs.get("pr-number")
             or environ.get("REVIEWER_PR")
         )
-        try:
-            number = int(str(raw).strip().lstrip("#"))
-        except (TypeError, ValueError):
+        number = _pull_number(str(raw).strip().lstrip("#"))
+        if number is None:
             raise ReviewerError(
                 "workflow_dispatch needs the pull request number: add an input named `pr` "
                 "to the workflow (or set REVIEWER_PR)"
-            ) from None
+            )
         return PullRequestRef(number=number)
     pull = event.get("pull_request")
     if not isinstance(pull, dict):
@@ -157,8 +158,11 @@ def _pull_request(
     base, head = pull.get("base") or {}, pull.get("head") or {}
     head_repo = head.get("repo") or {}
     base_repo = (base.get("repo") or {}).get("full_name")
+    number = _pull_number(pull.get("number") or event.get("number"))
+    if number is None:
+        raise ReviewerError(f"the {event_name} event has no pull request number (1 to 10 digits)")
     return PullRequestRef(
-        number=int(pull.get("number") or event.get("number")),
+        number=number,
         base_sha=base.get("sha"),
         head_sha=head.get("sha"),
         base_ref=base.get("ref", ""),
@@ -191,9 +195,10 @@ def _comment(event_name: str, event: dict[str, Any]) -> tuple[PullRequestRef, Co
             pull_author=str(((event.get("pull_request") or {}).get("user") or {}).get("login")),
         )
     issue = event.get("issue")
-    if not isinstance(issue, dict) or not isinstance(issue.get("number"), int):
+    number = _pull_number(issue.get("number")) if isinstance(issue, dict) else None
+    if not isinstance(issue, dict) or not isinstance(issue.get("number"), int) or number is None:
         raise ReviewerError("the issue_comment event has no issue object with a number")
-    return PullRequestRef(number=issue["number"]), CommentRef(
+    return PullRequestRef(number=number), CommentRef(
         id=comment["id"],
         action=str(event.get("action") or ""),
         body=str(comment.get("body") or ""),
@@ -203,6 +208,18 @@ def _comment(event_name: str, event: dict[str, Any]) -> tuple[PullRequestRef, Co
         on_pull_request=bool(issue.get("pull_request")),
         pull_author=str((issue.get("user") or {}).get("login") or ""),
     )
+
+
+def _pull_number(value: object) -> int | None:
+    """A pull request number (GitHub's are positive and 32-bit), else None: an event or input
+    of 5,000 digits is refused in one line, not carried into API paths and logs."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if 0 < value < 10**10 else None
+    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= 10:
+        return int(value) or None
+    return None
 
 
 def require_model_key(context: ActionsContext, env: Mapping[str, str]) -> None:

@@ -31,7 +31,7 @@ from reviewer.github.conversation import CANNOT_RESOLVE, answer, ignored, listen
 from reviewer.github.memory import PullState, next_state, our_summary, state_line
 from reviewer.github.posting import closing_line, post
 from reviewer.github.pull import OpenPull, open_pull
-from reviewer.github.run_files import write_run_files
+from reviewer.github.run_files import check_run_files, write_run_files
 from reviewer.github.scope import ReviewScope, review_scope
 from reviewer.progress import Progress
 from reviewer.redact import Redactor
@@ -42,6 +42,7 @@ from reviewer.review import Review, ReviewRequest, run_review
 from reviewer.wording import plural
 
 
+<<<<<<< HEAD
 def review_pull(
     context: ActionsContext,
     env: Mapping[str, str],
@@ -50,6 +51,11 @@ def review_pull(
 ) -> int:
     """`pr` and `memory` (our summary comment and its state): the pull request and what the
     bot remembers of it, when the trigger has read them already (a `/review` comment)."""
+=======
+def review_pull(context: ActionsContext, env: Mapping[str, str], pr: OpenPull | None = None) -> int:
+    """`pr`: the pull request when the trigger has opened it already (a `/review` comment)."""
+    check_run_files(env)
+>>>>>>> h23b
     pr = pr or open_pull(context, env)
     existing, previous = our_summary(pr.client, pr.pull) if memory is None else memory
     scope, previous, full = decide_scope(pr, previous, env)

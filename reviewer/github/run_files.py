@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from reviewer.findings import ReviewResult
-from reviewer.report import write_report
+from reviewer.report import check_writable, write_report
 
 REPORT_NAME = "reviewer-report.json"
 
@@ -24,6 +24,13 @@ def sarif_path(report: Path) -> Path:
     """The SARIF file beside the JSON report: same folder, same name, `.sarif`."""
     beside = report.with_suffix(".sarif")
     return beside if beside != report else report.with_name(report.name + ".sarif")
+
+
+def check_run_files(env: Mapping[str, str]) -> None:
+    """Before the model is asked: a report that cannot be written would lose a paid review."""
+    report = report_path(env)
+    check_writable(report, "report")
+    check_writable(sarif_path(report), "SARIF log")
 
 
 def write_run_files(result: ReviewResult, env: Mapping[str, str]) -> dict[str, str]:
