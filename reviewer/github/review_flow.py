@@ -42,7 +42,6 @@ from reviewer.review import Review, ReviewRequest, run_review
 from reviewer.wording import plural
 
 
-<<<<<<< HEAD
 def review_pull(
     context: ActionsContext,
     env: Mapping[str, str],
@@ -51,11 +50,7 @@ def review_pull(
 ) -> int:
     """`pr` and `memory` (our summary comment and its state): the pull request and what the
     bot remembers of it, when the trigger has read them already (a `/review` comment)."""
-=======
-def review_pull(context: ActionsContext, env: Mapping[str, str], pr: OpenPull | None = None) -> int:
-    """`pr`: the pull request when the trigger has opened it already (a `/review` comment)."""
     check_run_files(env)
->>>>>>> h23b
     pr = pr or open_pull(context, env)
     existing, previous = our_summary(pr.client, pr.pull) if memory is None else memory
     scope, previous, full = decide_scope(pr, previous, env)
