@@ -11,8 +11,11 @@ import contextlib
 import json
 import shlex
 import shutil
+import ssl
 import subprocess
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -127,6 +130,58 @@ def test_a_lazy_fetch_runs_no_ssh_command(make_repo: MakeRepo, tmp_path: Path) -
         {"remote.origin.url": "ssh://example.invalid/repo.git", "core.sshCommand": touch(marker)},
     )
     load_quietly(clone, base, head)
+    assert not marker.exists()
+
+
+class _AsksForAPassword(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        self.send_response(401)
+        self.send_header("WWW-Authenticate", 'Basic realm="repo"')
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    do_POST = do_GET
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def https_asking_for_a_password(folder: Path) -> Iterator[str]:
+    """An https server on 127.0.0.1 (a self-signed certificate) that answers every request
+    with 401: git then asks its credential helpers and askpass program."""
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl makes the test server's certificate")
+    key, cert = folder / "key.pem", folder / "cert.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj",
+         "/CN=127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _AsksForAPassword)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"https://127.0.0.1:{server.server_address[1]}/repo.git"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize("knob", ["credential.helper", "credential.url.helper", "core.askPass"])
+def test_a_lazy_fetch_asks_no_credential_program(
+    make_repo: MakeRepo, tmp_path: Path, knob: str
+) -> None:
+    clone, base, head = partial_clone(make_repo, tmp_path)
+    marker = tmp_path / "ran-credential"
+    with https_asking_for_a_password(tmp_path) as url:
+        key = knob.replace(".url.", f".{url}.")
+        program = touch(marker) if knob == "core.askPass" else "!" + touch(marker)
+        configure(clone, {"remote.origin.url": url, "http.sslVerify": "false", key: program})
+        load_quietly(clone, base, head)
     assert not marker.exists()
 
 
