@@ -11,8 +11,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import git
-
 from reviewer import __version__, parts
 from reviewer.agent import Agent, AgentEvents, AgentOutcome
 from reviewer.anchor import merge_duplicates, place, split_reported
@@ -396,19 +394,17 @@ def _place_all(
 def _change_info(root: Path, base: str, head: str | None, redactor: Redactor) -> ChangeInfo:
     """Title and description for a local review: the commits' own messages, oldest first.
 
-    GitPython reads them: commit objects with their declared encodings are its job, and
-    nothing here streams or caps output the way the sandboxed tools must.
+    git re-encodes each message from its declared encoding to UTF-8 (its default output).
     """
     # The folder's name, as the tools print a name: it may hold bytes that are not UTF-8.
     folder = quote_path(root.name)
     if head is None:
         return ChangeInfo("Uncommitted changes", "", folder)
-    repo = git.Repo(root)
-    try:
-        commits = list(repo.iter_commits(f"{base}..{head}", max_count=_MAX_COMMITS))
-        messages = [(str(c.summary), str(c.message).strip()) for c in reversed(commits)]
-    finally:
-        repo.close()
+    args = ["log", "-z", "--format=%B", f"--max-count={_MAX_COMMITS}", "--end-of-options"]
+    out = run_git(root, [*args, f"{base}..{head}", "--"]).stdout.decode("utf-8", "replace")
+    records = out.split("\0")  # each commit's message ends with a NUL
+    bodies = [body.strip() for body in reversed(records[:-1] if out else [])]
+    messages = [(body.split("\n", 1)[0], body) for body in bodies]
     if not messages:
         return ChangeInfo("(no commits)", "", folder)
     newest = messages[-1][0]

@@ -290,6 +290,24 @@ def test_from_history_reviews_each_fix_undone_and_leaves_the_repository_alone(
     assert repo.git("count-objects", "-v") == objects_before
 
 
+def test_from_history_with_a_relative_cache(
+    env: dict[str, str], tmp_path: Path, repo: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A relative --cache means the same folder everywhere (git ran in a folder inside it,
+    where the path meant another: FileNotFoundError, exit 1, a stray clone)."""
+    repo.write("calc.py", "def ratio(a, b):\n    return a / b\n")
+    repo.commit("add ratio")
+    repo.write("calc.py", "def ratio(a, b):\n    return a / (b or 1)\n")
+    repo.commit("Fix division by zero")
+    monkeypatch.chdir(tmp_path)
+    with Models({"ratio": [finding("calc.py", 2, "high", "Guard removed", side="LEFT")]}, RULES):
+        code = main(["eval", "--from-history", str(repo.root), "--since", "2000-01-01",
+                     "--judge", "location", "--out", "out", "--cache", "cache"])  # fmt: skip
+    assert code == 0
+    assert (tmp_path / "cache" / "history").is_dir()
+    assert not (tmp_path / "cache" / "history" / "cache").exists()
+
+
 def test_greedy_matching_is_one_to_one_by_confidence() -> None:
     pairs = [Pair(0, 0, 0.6), Pair(1, 0, 0.9), Pair(0, 1, 0.7), Pair(1, 1, 0.8)]
     assert greedy_match(pairs) == [Pair(0, 1, 0.7), Pair(1, 0, 0.9)]

@@ -29,10 +29,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from reviewer.errors import ReviewerError, json_problem
 from reviewer.eval.cases import EvalCase, ExpectedIssue
-from reviewer.gitcmd import GitFailed, run_git
+from reviewer.gitcmd import GitFailed, allow_fetching, run_git
 from reviewer.wording import plural
 
 # Where repositories are cloned from; a test (or a mirror) points it elsewhere.
@@ -130,6 +131,9 @@ class Clones:
         self.log = log
         base = git_base or os.environ.get(GIT_BASE_ENV) or DEFAULT_GIT_BASE
         self.git_base = base.rstrip("/")
+        # The protocol the clones fetch over: https from GitHub, a local mirror's `file`.
+        scheme = urlsplit(self.git_base).scheme.lower()
+        self.protocols = frozenset({scheme if len(scheme) > 1 else "file"})
         self.api_url = (api_url or os.environ.get("GITHUB_API_URL") or DEFAULT_API_URL).rstrip("/")
 
     def url(self, pull: PullRef) -> str:
@@ -141,6 +145,8 @@ class Clones:
     def resolve(self, case: PullCase) -> EvalCase:
         """The case with a local repository holding its base and head."""
         root = self.folder(case.pull)
+        # Our own partial clone: git may fetch the files a review reads when it needs them.
+        allow_fetching(root, self.protocols)
         with _locked(root.with_name(root.name + ".lock")):
             self._clone(case.pull, root)
             info = _PullInfo(root.with_name(root.name + ".pulls") / f"{case.pull.number}.json")
@@ -174,7 +180,7 @@ class Clones:
         self.log(f"eval: cloning {url} into {root} (commits and trees; files when read)")
         args = ["clone", "--quiet", "--no-checkout", "--filter=blob:none", "--", url, str(partial)]
         try:
-            run_git(root.parent, args, timeout=_CLONE_TIMEOUT)
+            run_git(root.parent, args, timeout=_CLONE_TIMEOUT, fetch_over=self.protocols)
         except GitFailed as exc:
             shutil.rmtree(partial, ignore_errors=True)
             raise ReviewerError(

@@ -33,7 +33,8 @@ def eval_command(args: argparse.Namespace) -> int:
         raise ReviewerError("--from-history needs --since DATE (e.g. --since 2024-01-01)")
     started = time.monotonic()
     say = (lambda _text: None) if args.quiet else log
-    cache_dir = args.cache or default_cache()
+    # Absolute once, here: git runs in folders inside it, where a relative path means another.
+    cache_dir = (args.cache or default_cache()).resolve()
     out = args.out
     if out.exists() and not out.is_dir():
         raise ReviewerError(f"--out '{out}' is a file; give a folder for results.json")

@@ -56,7 +56,7 @@ def history_dataset(
             f"no commit since {since} in {root} has a message matching the fix pattern "
             f"'{pattern}'; widen --since or pass --fix-pattern"
         )
-    clone = _shared_clone(root, cache_dir / "history" / key_of(str(root))[:16])
+    clone = _shared_clone(root, head, cache_dir / "history" / key_of(str(root))[:16])
     cases = []
     for commit, parent, message in reversed(fixes):  # oldest first
         issue = _expected(root, parent, commit, message)
@@ -120,11 +120,14 @@ def _expected(root: Path, parent: str, fix: str, message: str) -> ExpectedIssue 
     return ExpectedIssue(description=message, severity=None, path=path, lines=lines, side=side)
 
 
-def _shared_clone(root: Path, target: Path) -> Path:
+def _shared_clone(root: Path, head: str, target: Path) -> Path:
     """A clone that borrows the repository's objects (git clone --shared): cheap, and the
-    commits made for the cases land there, not in the user's repository."""
+    commits made for the cases land there, not in the user's repository. A clone made by an
+    earlier run already sees every object of the repository, `head` included: a ref to it is
+    all it needs (a fetch would run git-upload-pack in the user's repository, and a lazy
+    fetch from there under its configuration)."""
     if (target / ".git").is_dir():
-        run_git(target, ["fetch", "-q", str(root), "+HEAD:refs/eval/source"], timeout=300)
+        run_git(target, ["update-ref", "refs/eval/source", head])
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     building = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
@@ -133,6 +136,7 @@ def _shared_clone(root: Path, target: Path) -> Path:
             target.parent,
             ["clone", "-q", "--shared", "--no-checkout", str(root), str(building / "r")],
             timeout=300,
+            fetch_over=("file",),  # a local clone: objects borrowed, no upload-pack run
         )
         (building / "r").rename(target)
     finally:

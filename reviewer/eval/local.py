@@ -230,7 +230,7 @@ def git_writing(repo: Path, args: list[str], stdin: bytes | None = None) -> byte
     stamp = f"@{_EPOCH} +0000"
     name, _, email = _IDENTITY.partition(" <")
     env = {
-        **git_env(),
+        **git_env(repo),
         "GIT_AUTHOR_NAME": name,
         "GIT_AUTHOR_EMAIL": email.rstrip(">"),
         "GIT_COMMITTER_NAME": name,

@@ -61,8 +61,14 @@ def _is_shallow(root: Path) -> bool:
 
 
 def _fetch(root: Path, log: Callable[[str], None], args: list[str]) -> bool:
+    # The one fetch the run asks for: from the checkout's origin, which is GitHub over https,
+    # or a local repository (`reviewer github` tried locally). Its uploadpack is pinned.
     proc = run_git(
-        root, ["fetch", "--no-tags", "--quiet", "origin", *args], timeout=300, check=False
+        root,
+        ["fetch", "--no-tags", "--quiet", "origin", *args],
+        timeout=300,
+        check=False,
+        fetch_over=("file",),
     )
     if proc.returncode != 0:
         lines = proc.stderr.decode("utf-8", "replace").strip().splitlines()

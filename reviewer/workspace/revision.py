@@ -91,7 +91,12 @@ class RevisionWorkspace(Workspace):
         """
         # Without a refreshed index a stat-dirty file counts as changed: that only costs
         # speed (the object path is used), never correctness.
-        clean = run_git(self.root, ["diff-index", "--quiet", "HEAD", "--"], check=False)
+        # Submodules: only their commits count (a dirty one's status would run git in it).
+        clean = run_git(
+            self.root,
+            ["diff-index", "--quiet", "--ignore-submodules=dirty", "HEAD", "--"],
+            check=False,
+        )
         against = ["HEAD"] if clean.returncode == 0 else []
         changed = run_git(
             self.root,
@@ -101,7 +106,7 @@ class RevisionWorkspace(Workspace):
                 "-z",
                 "--no-renames",
                 "--no-ext-diff",
-                "--ignore-submodules=none",
+                "--ignore-submodules=dirty",
                 self.commit,
                 *against,
                 "--",

@@ -271,7 +271,7 @@ def _stream(
         proc = subprocess.Popen(
             argv,
             cwd=cwd,
-            env=git_env(),
+            env=git_env(cwd),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=errors,
