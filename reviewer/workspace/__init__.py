@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 
@@ -45,6 +46,9 @@ def repository_root(directory: Path) -> Path:
     return Path(out.decode("utf-8", "surrogateescape").strip()).resolve()
 
 
+_PARENT_WALK = re.compile(r"^(.+?)(?:~\d*|\^\d*)+$")
+
+
 def resolve_commit(root: Path, revision: str, *, uncommitted: bool = False) -> str:
     """The full commit id `revision` names, or a one-line error that says what to check
     (`uncommitted`: the run already reads the working tree, so that is not the advice)."""
@@ -77,9 +81,10 @@ def _why_unknown(root: Path, revision: str, uncommitted: bool) -> str:
             f"the repository {root} has no commits yet; commit first, or read the "
             "working tree with --uncommitted"
         )
-    start, walk, _steps = revision.partition("~") if "~" in revision else revision.partition("^")
+    walk = _PARENT_WALK.match(revision)  # `X~2`, `X^`, `X^2~1`: steps back through parents
+    start = walk.group(1) if walk else ""
     shallow = run_git(root, ["rev-parse", "--is-shallow-repository"]).stdout.strip() == b"true"
-    if walk and start and not shallow and _rev_parse(root, start).returncode == 0:
+    if walk and not shallow and _rev_parse(root, start).returncode == 0:
         return (
             f"'{revision}' goes back past the first commit of {start}'s history (it has no "
             "parent there); pick a base inside the history (git log --oneline)"
