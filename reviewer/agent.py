@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
-from reviewer.budget import Reservation, ReviewBudget, reply_room, spent_tool_calls
+from reviewer.budget import Reservation, ReviewBudget, reply_cap, reply_room, spent_tool_calls
 from reviewer.config import Settings
 from reviewer.errors import ToolError
 from reviewer.findings import Usage
@@ -29,8 +29,6 @@ from reviewer.tokens import estimate_message_tokens, estimate_request_tokens
 from reviewer.tools import parse_arguments, run_tool
 from reviewer.workspace import Workspace
 
-# Room kept free in the context window for the model's reply when max_output_tokens is unset.
-_REPLY_RESERVE_TOKENS = 4096
 _SHORTENED_CHARS = 400
 _SHORTENED_NOTE = "\n[Shortened to keep the conversation within the context window; call the tool again if you need the rest.]"  # noqa: E501
 # When this share of a budget is used, the model is told to finish.
@@ -326,7 +324,7 @@ class _Run(Generic[T]):
         self._record("message", message)
 
     def _fit_context(self) -> bool:
-        reserve = self.settings.max_output_tokens or _REPLY_RESERVE_TOKENS
+        reserve = reply_cap(self.settings)
         limit = self.settings.context_window - reserve
         size = estimate_request_tokens(self.messages, self.tools)
         # Oldest first; the latest round of tool results is what the model is working on.
