@@ -30,10 +30,12 @@ from reviewer.llm.failures import (
     EndpointError,
     ErrorInBody,
     NotAnAnswer,
+    ReplyTimedOut,
     describe,
     facts,
     is_transient,
     permanent_error,
+    timed_out_mid_reply,
     whole_review,
 )
 from reviewer.llm.quirks import ADAPT_NOTES, Action, ServerProfile, find_quirk
@@ -152,6 +154,8 @@ class ChatModel:
                 gate.answered()
                 return reply
             except Exception as exc:
+                if timed_out_mid_reply(exc):
+                    raise ReplyTimedOut(str(permanent_error(exc, None, self.settings))) from exc
                 status, code, message = facts(exc)
                 # An error inside a 200 has no status of its own: any row may match its text.
                 in_body = isinstance(exc, ErrorInBody)

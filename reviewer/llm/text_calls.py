@@ -5,16 +5,23 @@ small model writes its final answer as JSON in a code fence. Each format below w
 real server; only calls of the tools the loop offers are read (prose that holds JSON is not
 a call), and a call read from text is checked exactly like a real one.
 
-| format | example | seen with |
-|---|---|---|
-| Hermes / Qwen2.5 tags | `<tool_call>{"name": N, "arguments": {...}}</tool_call>` | vLLM without a tool parser, Ollama |
-| Qwen3-Coder XML | `<function=N><parameter=P>v</parameter></function>` | vLLM without qwen3_coder parser |
-| Llama 4 pythonic | `<\\|python_start\\|>[N(p="v")]<\\|python_end\\|>` | vLLM llama4_pythonic parser missing |
-| Mistral | `[TOOL_CALLS][{"name": N, "arguments": {...}}]` | vLLM, Ollama |
-| Llama 3.1 | `<\\|python_tag\\|>{"name": N, "parameters": {...}}` | vLLM, Ollama |
-| name/arguments wrapper, whole reply (bare or in one fence) | `{"name": N, "arguments": {...}}` | llama.cpp `llama-server --jinja`, Qwen2.5-Coder-1.5B-Instruct Q4_K_M, asked with tool_choice required |
-| function wrapper, whole reply | `{"function": {"name": N, "arguments": ...}}`, `{"function": N, "arguments": ...}` | OpenAI's tool-call shape written out by small models |
-| the final tool's own arguments, whole reply (bare or in one fence) | `{"summary": ..., "findings": [...]}` | llama.cpp `llama-server --jinja`, Qwen2.5-Coder-1.5B-Instruct Q4_K_M (issue 24) |
+Formats, each with where it was seen:
+- Hermes / Qwen2.5 tags, `<tool_call>{"name": N, "arguments": {...}}</tool_call>`: vLLM
+  without a tool parser, Ollama.
+- Qwen3-Coder XML, `<function=N><parameter=P>v</parameter></function>`: vLLM without its
+  qwen3_coder parser.
+- Llama 4 pythonic, `<|python_start|>[N(p="v")]<|python_end|>`: vLLM without its
+  llama4_pythonic parser.
+- Mistral, `[TOOL_CALLS][{"name": N, "arguments": {...}}]`: vLLM, Ollama.
+- Llama 3.1, `<|python_tag|>{"name": N, "parameters": {...}}`: vLLM, Ollama.
+- A name/arguments wrapper as the whole reply, bare or in one fence,
+  `{"name": N, "arguments": {...}}`: llama.cpp `llama-server --jinja` with
+  Qwen2.5-Coder-1.5B-Instruct Q4_K_M, asked with tool_choice "required" (issue 24).
+- A function wrapper as the whole reply, `{"function": {"name": N, "arguments": ...}}` or
+  `{"function": N, "arguments": ...}`: OpenAI's tool-call shape, written out as text.
+- The final tool's own arguments as the whole reply, bare or in one fence,
+  `{"summary": ..., "findings": [...]}`: llama.cpp `llama-server --jinja` with
+  Qwen2.5-Coder-1.5B-Instruct Q4_K_M, asked without tool_choice (issue 24).
 
 "Whole reply" means the text is one JSON value, bare or in one code fence, with nothing but
 whitespace around it: JSON inside prose, or several objects, is not read.
@@ -102,9 +109,9 @@ def _whole_reply_call(content: str, final: FinalShape | None) -> Found:
     except ValueError:
         return []
     found = _wrapped_calls(data)
-    if not found and final is not None and isinstance(data, dict):
-        if final.required <= data.keys() and not {"name", "function"} & data.keys():
-            found = [(final.name, data)]
+    bare = isinstance(data, dict) and not {"name", "function"} & data.keys()
+    if not found and final is not None and bare and final.required <= data.keys():
+        found = [(final.name, data)]
     return found
 
 
