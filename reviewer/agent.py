@@ -26,12 +26,11 @@ from reviewer.llm import ChatModel, ContextLengthError, ModelError, Reply, Reply
 from reviewer.redact import Redactor
 from reviewer.steering import Steering
 from reviewer.submission import FindingIn, offered_tools
-from reviewer.tokens import estimate_message_tokens, estimate_request_tokens
+from reviewer.tokens import estimate_request_tokens
 from reviewer.tools import parse_arguments, run_tool
+from reviewer.window import Window
 from reviewer.workspace import Workspace
 
-_SHORTENED_CHARS = 400
-_SHORTENED_NOTE = "\n[Shortened to keep the conversation within the context window; call the tool again if you need the rest.]"  # noqa: E501
 # When this share of a budget is used, the model is told to finish.
 _WRAP_UP_SHARE = 0.85
 # Tools of one reply run at the same time, at most this many.
@@ -131,7 +130,7 @@ class _Run(Generic[T]):
         self.tool_calls = 0
         self.refused_tool_calls = 0
         self.cache: dict[str, str] = {}
-        self.shortened: set[int] = set()
+        self.window = Window()
         self.warned = False
         # Turns in which the model still asked for tools after the tool budget was spent.
         self.turns_past_tool_budget = 0
@@ -210,7 +209,7 @@ class _Run(Generic[T]):
                 reply = self._request(held)
             except ContextLengthError:
                 # The estimate was low for this model: shorten everything old and try once more.
-                if not self._shorten_all():
+                if not self.window.shorten_all(self.messages):
                     raise
                 continue
             return reply
@@ -358,45 +357,8 @@ class _Run(Generic[T]):
         self._record("message", message)
 
     def _fit_context(self) -> bool:
-        reserve = reply_cap(self.settings)
-        limit = self.settings.context_window - reserve
-        size = estimate_request_tokens(self.messages, self.tools)
-        # Oldest first; the latest round of tool results is what the model is working on.
-        last_assistant = max(
-            (i for i, m in enumerate(self.messages) if m["role"] == "assistant"), default=0
-        )
-        for index, message in enumerate(self.messages):
-            if size <= limit:
-                return True
-            if index >= last_assistant or not self._shortenable(index, message):
-                continue
-            before = estimate_message_tokens(message)
-            self._shorten(index)
-            size -= before - estimate_message_tokens(self.messages[index])
-        return size <= limit
-
-    def _shorten_all(self) -> bool:
-        changed = False
-        for index, message in enumerate(self.messages):
-            if self._shortenable(index, message):
-                self._shorten(index)
-                changed = True
-        return changed
-
-    def _shortenable(self, index: int, message: dict[str, Any]) -> bool:
-        return (
-            message["role"] == "tool"
-            and index not in self.shortened
-            and len(message["content"]) > _SHORTENED_CHARS + len(_SHORTENED_NOTE)
-        )
-
-    def _shorten(self, index: int) -> None:
-        message = self.messages[index]
-        self.messages[index] = {
-            **message,
-            "content": message["content"][:_SHORTENED_CHARS] + _SHORTENED_NOTE,
-        }
-        self.shortened.add(index)
+        limit = self.settings.context_window - reply_cap(self.settings)
+        return self.window.fit(self.messages, self.tools, limit)
 
     # --- results -----------------------------------------------------------------------
 

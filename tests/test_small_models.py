@@ -138,7 +138,7 @@ def test_a_server_that_refuses_tool_choice_is_asked_without_it_once_per_run(
     assert sent == ["required", None, None]
 
 
-# --- 3. replies cut off ----------------------------------------------------------------------------
+# --- 3. replies cut off -----------------------------------------------------------------------
 
 
 def test_a_reply_cut_at_the_output_limit_is_asked_again_and_never_accepted(
