@@ -18,21 +18,19 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
-from reviewer.budget import Reservation, ReviewBudget, reply_room, spent_tool_calls
+from reviewer.budget import Reservation, ReviewBudget, reply_cap, reply_room, spent_tool_calls
 from reviewer.config import Settings
 from reviewer.errors import ToolError
 from reviewer.findings import Usage
-from reviewer.llm import ChatModel, ContextLengthError, ModelError, Reply, ToolCall
+from reviewer.llm import ChatModel, ContextLengthError, ModelError, Reply, ReplyTimedOut, ToolCall
 from reviewer.redact import Redactor
+from reviewer.steering import Steering
 from reviewer.submission import FindingIn, offered_tools
-from reviewer.tokens import estimate_message_tokens, estimate_request_tokens
+from reviewer.tokens import estimate_request_tokens
 from reviewer.tools import parse_arguments, run_tool
+from reviewer.window import Window
 from reviewer.workspace import Workspace
 
-# Room kept free in the context window for the model's reply when max_output_tokens is unset.
-_REPLY_RESERVE_TOKENS = 4096
-_SHORTENED_CHARS = 400
-_SHORTENED_NOTE = "\n[Shortened to keep the conversation within the context window; call the tool again if you need the rest.]"  # noqa: E501
 # When this share of a budget is used, the model is told to finish.
 _WRAP_UP_SHARE = 0.85
 # Tools of one reply run at the same time, at most this many.
@@ -117,6 +115,8 @@ class _Run(Generic[T]):
         self.settings = agent.settings
         self.final = agent.final
         self.tools = offered_tools(agent.final.schema())
+        offered = frozenset(tool["function"]["name"] for tool in self.tools)
+        self.steering = Steering(agent.final.name, agent.final.purpose, offered)
         self.messages: list[dict[str, Any]] = [
             {"role": "system", "content": system},
             {"role": "user", "content": task},
@@ -130,7 +130,7 @@ class _Run(Generic[T]):
         self.tool_calls = 0
         self.refused_tool_calls = 0
         self.cache: dict[str, str] = {}
-        self.shortened: set[int] = set()
+        self.window = Window()
         self.warned = False
         # Turns in which the model still asked for tools after the tool budget was spent.
         self.turns_past_tool_budget = 0
@@ -153,15 +153,28 @@ class _Run(Generic[T]):
                 self.agent.events.turn_started(self.turns + 1, self.usage, self.tool_calls)
             try:
                 reply = self._ask()
+            except ReplyTimedOut:
+                self.turns += 1
+                timeout = f"no reply within request_timeout = {self.settings.request_timeout:g} s"
+                if stop := self._cut_off(None, timeout):
+                    return self._outcome(None, stop)
+                continue
             except ModelError as exc:
                 return self._outcome(None, f"the model failed: {exc}")
             if isinstance(reply, str):
                 return self._outcome(None, reply)
             self.turns += 1
             self.usage = self.usage + reply.usage
+            if reply.finish_reason == "length":
+                if stop := self._cut_off(reply, "at the output limit, max_output_tokens"):
+                    return self._outcome(None, stop)
+                continue
+            self.steering.answered()
             message = reply.assistant_message()
             self.messages.append(message)
             self._record("reply", message, usage=reply.usage)
+            if reply.calls_from_text and self.agent.record:
+                self.transcript[-1]["recovered_from_text"] = reply.content
             if reply.content:
                 self.last_text = reply.content
             if not reply.tool_calls:
@@ -175,6 +188,8 @@ class _Run(Generic[T]):
             submission = self._answer_calls(reply.tool_calls)
             if submission is not None:
                 return self._outcome(submission, "")
+            if stop := self.steering.after_calls(reply.tool_calls):
+                return self._outcome(None, stop)
             if self.refused_tool_calls > refused_before:
                 self.turns_past_tool_budget += 1
             self._maybe_warn()
@@ -194,7 +209,7 @@ class _Run(Generic[T]):
                 reply = self._request(held)
             except ContextLengthError:
                 # The estimate was low for this model: shorten everything old and try once more.
-                if not self._shorten_all():
+                if not self.window.shorten_all(self.messages):
                     raise
                 continue
             return reply
@@ -202,21 +217,42 @@ class _Run(Generic[T]):
 
     def _request(self, held: Reservation) -> Reply:
         reply: Reply | None = None
+        spent: Usage | None = None
         try:
             reply = self.agent.model.complete(self.messages, self.tools, self.deadline)
+            spent = reply.usage
             return reply
+        except ReplyTimedOut:
+            # The server worked until the timeout and says nothing: count what was held.
+            spent = Usage(completion_tokens=held.tokens)
+            raise
         finally:
-            self.budget.settle(held, reply.usage if reply is not None else None)
+            self.budget.settle(held, spent)
+
+    def _cut_off(self, reply: Reply | None, how: str) -> str:
+        """A reply cut off (steering.py): kept short, its calls not run, the model asked
+        again; the stop reason when it keeps running away."""
+        if reply is not None:
+            message = self.steering.cut_message(reply)
+            self.messages.append(message)
+            self._record("reply", message, usage=reply.usage)
+        note, stop = self.steering.cut(how)
+        if not stop:
+            self._say(note)
+        return stop
 
     def _answer_calls(self, calls: tuple[ToolCall, ...]) -> T | None:
         """Answer every call of one reply, in order. The tools a reply asks for run at the
         same time (a model often asks for several files at once, and git tools wait on
         processes); the answers go back in the order of the calls."""
-        final = self.final.name
-        answers = self._run_tools([call for call in calls if call.name != final])
+        final, steering = self.final.name, self.steering
+        to_run = [c for c in calls if c.name != final and steering.not_offered(c) is None]
+        answers = self._run_tools(to_run)
         accepted: T | None = None
         for call in calls:
-            if call.name == final:
+            if (refusal := steering.not_offered(call)) is not None:
+                text = refusal
+            elif call.name == final:
                 text, accepted_now = self._submit(call)
                 accepted = accepted if accepted is not None else accepted_now
             else:
@@ -299,12 +335,7 @@ class _Run(Generic[T]):
             )
 
     def _nudge(self, reply: Reply) -> None:
-        if reply.finish_reason == "length":
-            text = (
-                "Your reply was cut off at the output limit. Keep it short: call a tool, or "
-                f"call {self.final.name} with {self.final.purpose}, briefly."
-            )
-        elif not reply.content.strip():
+        if not reply.content.strip():
             text = f"Your reply was empty. Call a tool to investigate, or call {self.final.name}."
         else:
             text = (
@@ -326,45 +357,8 @@ class _Run(Generic[T]):
         self._record("message", message)
 
     def _fit_context(self) -> bool:
-        reserve = self.settings.max_output_tokens or _REPLY_RESERVE_TOKENS
-        limit = self.settings.context_window - reserve
-        size = estimate_request_tokens(self.messages, self.tools)
-        # Oldest first; the latest round of tool results is what the model is working on.
-        last_assistant = max(
-            (i for i, m in enumerate(self.messages) if m["role"] == "assistant"), default=0
-        )
-        for index, message in enumerate(self.messages):
-            if size <= limit:
-                return True
-            if index >= last_assistant or not self._shortenable(index, message):
-                continue
-            before = estimate_message_tokens(message)
-            self._shorten(index)
-            size -= before - estimate_message_tokens(self.messages[index])
-        return size <= limit
-
-    def _shorten_all(self) -> bool:
-        changed = False
-        for index, message in enumerate(self.messages):
-            if self._shortenable(index, message):
-                self._shorten(index)
-                changed = True
-        return changed
-
-    def _shortenable(self, index: int, message: dict[str, Any]) -> bool:
-        return (
-            message["role"] == "tool"
-            and index not in self.shortened
-            and len(message["content"]) > _SHORTENED_CHARS + len(_SHORTENED_NOTE)
-        )
-
-    def _shorten(self, index: int) -> None:
-        message = self.messages[index]
-        self.messages[index] = {
-            **message,
-            "content": message["content"][:_SHORTENED_CHARS] + _SHORTENED_NOTE,
-        }
-        self.shortened.add(index)
+        limit = self.settings.context_window - reply_cap(self.settings)
+        return self.window.fit(self.messages, self.tools, limit)
 
     # --- results -----------------------------------------------------------------------
 

@@ -43,8 +43,23 @@ class Settings(BaseModel):
     temperature: float | None = Field(
         None, ge=0, le=2, description="Sampling temperature; the server's default if unset."
     )
-    max_output_tokens: int | None = Field(None, ge=1, description="Per reply; omitted if unset.")
-    request_timeout: float = Field(180.0, gt=0, description="Seconds for one model request.")
+    max_output_tokens: int | None = Field(
+        None,
+        ge=1,
+        description="Tokens per reply; unset: 8192 (room for a large submission), or a "
+        "quarter of context_window when that is less. A reply cut at it is asked again.",
+    )
+    request_timeout: float = Field(
+        180.0,
+        gt=0,
+        description="Seconds for one model request (a CPU server needs more, see the README); "
+        "a reply still being written then is asked again, shorter.",
+    )
+    tool_choice: Literal["auto", "required"] = Field(
+        "auto",
+        description='"required" asks the server to force a tool call on every request (left '
+        "out once a server refuses it); auto lets the model answer in text.",
+    )
     max_retries: int = Field(4, ge=0, le=20, description="Retries of a transient model error.")
     context_window: int = Field(128_000, ge=4_000, description="The model's context, tokens.")
 

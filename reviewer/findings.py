@@ -106,6 +106,8 @@ class Usage:
     # The part of `prompt_tokens` the server read from its prompt cache (billed at the
     # cached-input price), when it reports it (`prompt_tokens_details.cached_tokens`).
     cached_prompt_tokens: int = 0
+    # Replies whose tool calls were read from their text (reviewer/llm/text_calls.py).
+    replies_read_from_text: int = 0
 
     @property
     def total_tokens(self) -> int:
@@ -117,6 +119,7 @@ class Usage:
             self.completion_tokens + other.completion_tokens,
             self.requests + other.requests,
             self.cached_prompt_tokens + other.cached_prompt_tokens,
+            self.replies_read_from_text + other.replies_read_from_text,
         )
 
 

@@ -314,6 +314,7 @@ def chat_model(
         on_retry=events.retrying if events else None,
         on_note=(lambda text: events.note(f"model endpoint: {text}")) if events else None,
         tool_names=frozenset({*TOOLS, final_tool}),
+        final_tool=final_tool,
         connection=connection,
     )
 

@@ -86,7 +86,7 @@ def test_cached_prompt_tokens_are_counted_and_priced_exactly(
     assert code == 0
     assert report["usage"] == {
         "prompt_tokens": 20_000, "completion_tokens": 1_000, "total_tokens": 21_000,
-        "requests": 2, "cached_prompt_tokens": 12_000,
+        "requests": 2, "cached_prompt_tokens": 12_000, "replies_read_from_text": 0,
     }  # fmt: skip
     # 8,000 uncached prompt tokens at $3, 12,000 cached at $0.30, 1,000 completion at $15.
     expected = (8_000 * 3.0 + 12_000 * 0.3 + 1_000 * 15.0) / 1_000_000

@@ -648,7 +648,8 @@ FINDING_KEYS = {
 }  # fmt: skip
 FILE_KEYS = {"path", "status", "reviewed", "reason", "earlier"}
 USAGE_KEYS = {
-    "prompt_tokens", "completion_tokens", "total_tokens", "requests", "cached_prompt_tokens"
+    "prompt_tokens", "completion_tokens", "total_tokens", "requests", "cached_prompt_tokens",
+    "replies_read_from_text",
 }  # fmt: skip
 COUNT_KEYS = {"critical", "high", "medium", "low", "info"}
 RULE_FILE_KEYS = {"path", "applied_to", "cut"}
@@ -698,7 +699,7 @@ def test_json_values() -> None:
     assert doc["counts"] == {"critical": 1, "high": 2, "medium": 1, "low": 2, "info": 1}
     assert doc["usage"] == {
         "prompt_tokens": 12_345, "completion_tokens": 2_345, "total_tokens": 14_690, "requests": 7,
-        "cached_prompt_tokens": 10_000,
+        "cached_prompt_tokens": 10_000, "replies_read_from_text": 0,
     }  # fmt: skip
     # 2,345 uncached prompt tokens at $2, 10,000 cached at $0.50, 2,345 completion at $8.
     assert doc["cost"]["usd"] == round((2_345 * 2.0 + 10_000 * 0.5 + 2_345 * 8.0) / 1e6, 6)

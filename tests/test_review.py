@@ -479,6 +479,7 @@ def test_the_token_budget(
         "requests": 1,
         "total_tokens": 5500,
         "cached_prompt_tokens": 0,
+        "replies_read_from_text": 0,
     }
 
 

@@ -2,7 +2,7 @@
 quirks of OpenAI-compatible servers, kept as data in quirks.py."""
 
 from reviewer.llm.client import DEFAULT_BASE_URL, ChatModel, Connection, check_base_url
-from reviewer.llm.failures import ContextLengthError, EndpointError, ModelError
+from reviewer.llm.failures import ContextLengthError, EndpointError, ModelError, ReplyTimedOut
 from reviewer.llm.quirks import QUIRKS, ServerProfile, server_message
 from reviewer.llm.replies import Reply, ToolCall
 
@@ -15,6 +15,7 @@ __all__ = [
     "EndpointError",
     "ModelError",
     "Reply",
+    "ReplyTimedOut",
     "ServerProfile",
     "ToolCall",
     "check_base_url",

@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 
 import openai
 
+from reviewer.budget import reply_cap
 from reviewer.config import Settings
 from reviewer.errors import ReviewerError
 from reviewer.llm.endpoint import EndpointGate, lasting_connection_failure
@@ -29,14 +30,17 @@ from reviewer.llm.failures import (
     EndpointError,
     ErrorInBody,
     NotAnAnswer,
+    ReplyTimedOut,
     describe,
     facts,
     is_transient,
     permanent_error,
+    timed_out_mid_reply,
     whole_review,
 )
 from reviewer.llm.quirks import ADAPT_NOTES, Action, ServerProfile, find_quirk
 from reviewer.llm.replies import Reply, for_server, normalize
+from reviewer.llm.text_calls import FinalShape
 from reviewer.sinks import for_model
 
 _MAX_BACKOFF_SECONDS = 30.0
@@ -94,6 +98,8 @@ class ChatModel:
     on_retry: Callable[[str, float], None] | None = None
     on_note: Callable[[str], None] | None = None
     tool_names: frozenset[str] | None = None
+    # The loop's final tool: its arguments written alone as the reply are a call of it.
+    final_tool: str | None = None
     # Asked of a request without tools (a judge's JSON answer); left out when the server
     # refuses it, and the answer is then parsed from plain text.
     response_format: dict[str, Any] | None = None
@@ -148,11 +154,18 @@ class ChatModel:
                 gate.answered()
                 return reply
             except Exception as exc:
+                if timed_out_mid_reply(exc):
+                    raise ReplyTimedOut(str(permanent_error(exc, None, self.settings))) from exc
                 status, code, message = facts(exc)
                 # An error inside a 200 has no status of its own: any row may match its text.
                 in_body = isinstance(exc, ErrorInBody)
                 quirk = find_quirk(None if in_body else status, code, message) if status else None
-                if quirk and quirk.action is Action.ADAPT and quirk.detail not in known:
+                if (
+                    quirk
+                    and quirk.action is Action.ADAPT
+                    and quirk.detail not in known
+                    and self._sent_what_adapting_drops(quirk.detail)
+                ):
                     if self.profile.apply(quirk.detail):
                         note = ADAPT_NOTES[quirk.detail]
                         self._note(f"the server refused a request ({message}); from now on {note}")
@@ -180,6 +193,7 @@ class ChatModel:
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], retries: int
     ) -> Reply:
         profile = self.profile
+        final = FinalShape.of(self.final_tool, tools)
         request: dict[str, Any] = {
             "model": self.settings.model,
             "messages": for_server(
@@ -191,19 +205,21 @@ class ChatModel:
         # An empty list is a 400 on OpenAI ("[] is too short"): a plain request has no key.
         if tools:
             request["tools"] = tools
+            if self.settings.tool_choice == "required" and not profile.drop_tool_choice:
+                request["tool_choice"] = "required"
         if self.response_format is not None and not profile.drop_response_format:
             request["response_format"] = self.response_format
         if profile.one_call_per_message:
             request["parallel_tool_calls"] = False
         if self.settings.temperature is not None and not profile.drop_temperature:
             request["temperature"] = self.settings.temperature
-        if self.settings.max_output_tokens is not None:
-            key = "max_completion_tokens" if profile.use_max_completion_tokens else "max_tokens"
-            request[key] = self.settings.max_output_tokens
+        # Always capped: a small model under a grammar can write until the context is full.
+        key = "max_completion_tokens" if profile.use_max_completion_tokens else "max_tokens"
+        request[key] = reply_cap(self.settings)
         # Every string leaves as valid UTF-8, whoever made it (sinks.for_model).
         request = for_model(request)
         if profile.stream:
-            reply = self._streamed(request, retries)
+            reply = self._streamed(request, retries, final)
         else:
             response = self.client.chat.completions.create(**request)
             data = _completion_data(response)
@@ -218,10 +234,11 @@ class ChatModel:
                 self._calls,
                 retries=retries,
                 tool_names=self.tool_names,
+                final=final,
             )
         return reply
 
-    def _streamed(self, request: dict[str, Any], retries: int) -> Reply:
+    def _streamed(self, request: dict[str, Any], retries: int, final: FinalShape | None) -> Reply:
         """The reply assembled from a stream: content in pieces, tool calls by index (whole in
         one chunk, as Ollama sends them, or in fragments, as OpenAI does)."""
         stream = self.client.chat.completions.create(
@@ -262,8 +279,19 @@ class ChatModel:
         if calls:
             message["tool_calls"] = [calls[index] for index in sorted(calls)]
         return normalize(
-            message, finish_reason, usage, self._calls, retries=retries, tool_names=self.tool_names
+            message,
+            finish_reason,
+            usage,
+            self._calls,
+            retries=retries,
+            tool_names=self.tool_names,
+            final=final,
         )
+
+    def _sent_what_adapting_drops(self, flag: str) -> bool:
+        """False when the request never had what `flag` leaves out: a 400 that names
+        tool_choice (LM Studio's "Invalid tool_choice type") is then the server's own word."""
+        return flag != "drop_tool_choice" or self.settings.tool_choice == "required"
 
     def _note(self, text: str) -> None:
         if self.on_note:

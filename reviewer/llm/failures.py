@@ -31,6 +31,20 @@ class EndpointError(ModelError):
     not an OpenAI-compatible API, a refused key): every loop stops with this reason."""
 
 
+class ReplyTimedOut(ModelError):
+    """The server took the request, but the reply did not come within request_timeout: a
+    reply still being written (a small model running away on a CPU). Asking the same again
+    would run away again; the loop asks for a shorter answer instead (reviewer/steering.py)."""
+
+
+def timed_out_mid_reply(exc: Exception) -> bool:
+    """A read timeout (the server had the request), not a connection that never opened."""
+    # By name: the HTTP library under the openai client is not ours to import.
+    return isinstance(exc, openai.APITimeoutError) and type(exc.__cause__).__name__ != (
+        "ConnectTimeout"
+    )
+
+
 class NotAnAnswer(Exception):
     """A 200 that is not a chat completion (a web page, another API's JSON)."""
 

@@ -116,6 +116,12 @@ QUIRKS: tuple[Quirk, ...] = (
     _q("ollama_no_tools", r"does not support tools", Action.STOP,
        "this model cannot call tools: pick one with tool support (e.g. qwen2.5-coder, "
        "llama3.1) or another server", _ANY_ERROR, _NO_TOOLS),
+    # tool_choice "required" refused (settings.tool_choice): DeepSeek's thinking mode, "Thinking
+    # mode does not support this tool_choice" / "deepseek-reasoner does not support this
+    # tool_choice" (deepseek-ai/DeepSeek-V3#1376); which servers take it:
+    # reviewer/data/tool_choice.toml. After the rows above, which name
+    # tool choice in advice that stops the review. Asked without it for the rest of the review.
+    _q("no_tool_choice", r"tool_choice", Action.ADAPT, "drop_tool_choice", (400, 422)),
     # llama.cpp started with --embeddings: 501 not_supported_error "This server does not
     # support completions. Start it without `--embeddings`" (tools/server/server.cpp).
     _q("llama_cpp_embeddings_only", r"does not support completions", Action.STOP,
@@ -154,6 +160,7 @@ class ServerProfile:
     stream: bool = False
     strip_reasoning: bool = False
     drop_response_format: bool = False
+    drop_tool_choice: bool = False
     learnt: list[str] = field(default_factory=list)
 
     def apply(self, flag: str) -> bool:
@@ -172,6 +179,7 @@ ADAPT_NOTES = {
     "stream": "streaming replies (the model answers only in stream mode)",
     "strip_reasoning": "not sending the model's reasoning_content back",
     "drop_response_format": "asking for JSON in words only (no response_format)",
+    "drop_tool_choice": "leaving tool_choice out (the model may answer in text)",
 }
 
 

@@ -9,13 +9,12 @@ arguments that came as an object are sent as the JSON string the API defines.
 
 from __future__ import annotations
 
-import ast
 import json
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from reviewer.findings import Usage
+from reviewer.llm.text_calls import FinalShape, calls_in_text
 
 # Fields of a reply message that are about the reply, not part of the conversation.
 _NOT_SENT_BACK = frozenset({"audio", "annotations", "function_call"})
@@ -84,6 +83,7 @@ def normalize(
     *,
     retries: int = 0,
     tool_names: frozenset[str] | None = None,
+    final: FinalShape | None = None,
 ) -> Reply:
     """A Reply from a message dict (from a response or assembled from a stream)."""
     message = message or {}
@@ -106,7 +106,7 @@ def normalize(
         )
     from_text = False
     if not calls and content:
-        found = _calls_in_text(content, tool_names)
+        found = calls_in_text(content, tool_names, final)
         calls = [
             ToolCall(f"call_{call_number}_text{index}", name, arguments)
             for index, (name, arguments) in enumerate(found)
@@ -123,6 +123,7 @@ def normalize(
             completion_tokens=int(usage.get("completion_tokens") or 0),
             requests=1,
             cached_prompt_tokens=min(_cached_tokens(usage), prompt),
+            replies_read_from_text=int(from_text),
         ),
         calls_from_text=from_text,
         retries=retries,
@@ -160,97 +161,6 @@ def for_server(
         out.append(message)
         index += 1
     return out
-
-
-# Tool calls a server left in the message text, by format (each seen on vLLM or Ollama with
-# a missing or wrong tool parser). Hermes / Qwen2.5: <tool_call>{json}</tool_call>.
-_TAGGED = re.compile(r"<tool_call>(.*?)(?:</tool_call>|\Z)", re.DOTALL)
-# Qwen3-Coder (vLLM qwen3coder_tool_parser): <function=NAME><parameter=P>value</parameter>...
-_XML_FUNCTION = re.compile(r"<function=([^>\s]{1,200})>(.*?)(?:</function>|\Z)", re.DOTALL)
-_XML_PARAMETER = re.compile(r"<parameter=([^>\s]{1,200})>(.*?)(?:</parameter>|\Z)", re.DOTALL)
-# Llama 4 (vLLM llama4_pythonic_tool_parser): <|python_start|>...<|python_end|>.
-_PYTHON_TAG = re.compile(r"<\|python_start\|>(.*?)(?:<\|python_end\|>|\Z)", re.DOTALL)
-# Mistral: [TOOL_CALLS][{...}] .
-_MISTRAL = re.compile(r"\[TOOL_CALLS\]\s*(\[.*\])", re.DOTALL)
-_MAX_TEXT_SCAN = 1_000_000
-
-Found = list[tuple[str, str | dict[str, Any]]]
-
-
-def _calls_in_text(content: str, tool_names: frozenset[str] | None) -> Found:
-    """Tool calls written into the text, in the formats servers are known to leak; with
-    `tool_names`, only calls of known tools (prose that holds JSON is not a call)."""
-    content = content[:_MAX_TEXT_SCAN]
-    found: Found = []
-    for block in _TAGGED.findall(content):
-        found += _xml_calls(block) if "<function=" in block else _json_calls(block)
-    if not found and "<function=" in content:
-        found = _xml_calls(content)
-    if not found:
-        for block in _PYTHON_TAG.findall(content):
-            found += _json_calls(block) or _pythonic_calls(block)
-    if not found and (match := _MISTRAL.search(content)):
-        found = _json_calls(match.group(1))
-    if not found:
-        stripped = content.strip().removeprefix("```json").removeprefix("```").removesuffix("```")
-        stripped = stripped.strip().removeprefix("<|python_tag|>").strip()
-        if stripped.startswith(("{", "[")):
-            found = _json_calls(stripped)
-    return [call for call in found if tool_names is None or call[0] in tool_names]
-
-
-def _json_calls(text: str) -> Found:
-    try:
-        data = json.loads(text.strip())
-    except ValueError:
-        return []
-    items = data if isinstance(data, list) else [data]
-    calls: Found = []
-    for item in items:
-        if not isinstance(item, dict):
-            continue
-        function = item.get("function") if isinstance(item.get("function"), dict) else item
-        name = function.get("name")
-        arguments = function.get("arguments", function.get("parameters", {}))
-        if isinstance(name, str) and isinstance(arguments, str | dict):
-            calls.append((name, arguments))
-    return calls
-
-
-def _xml_calls(text: str) -> Found:
-    calls: Found = []
-    for name, body in _XML_FUNCTION.findall(text):
-        arguments: dict[str, Any] = {}
-        for parameter, raw in _XML_PARAMETER.findall(body):
-            value = raw.removeprefix("\n").removesuffix("\n")
-            try:
-                # As vLLM does for typed parameters: numbers, booleans, objects are JSON.
-                decoded = json.loads(value)
-                arguments[parameter] = decoded if not isinstance(decoded, str) else value
-            except ValueError:
-                arguments[parameter] = value
-        calls.append((name, arguments))
-    return calls
-
-
-def _pythonic_calls(text: str) -> Found:
-    """`[read_file(path="a.py")]` as Llama 3.2/4 write it: parsed, never evaluated."""
-    try:
-        tree = ast.parse(text.strip(), mode="eval")
-    except (SyntaxError, ValueError, RecursionError):
-        return []
-    body = tree.body
-    calls_in = body.elts if isinstance(body, ast.List) else [body]
-    calls: Found = []
-    for node in calls_in:
-        if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
-            continue
-        try:
-            arguments = {k.arg: ast.literal_eval(k.value) for k in node.keywords if k.arg}
-        except (ValueError, SyntaxError, RecursionError):
-            continue
-        calls.append((node.func.id, arguments))
-    return calls
 
 
 def _cached_tokens(usage: dict[str, Any]) -> int:

@@ -102,6 +102,12 @@ class UsageV1(_Strict):
     cached_prompt_tokens: int = Field(
         0, ge=0, description="The part of prompt_tokens the server read from its cache."
     )
+    replies_read_from_text: int = Field(
+        0,
+        ge=0,
+        description="Replies whose tool calls (the final answer included) were recovered "
+        "from their text: the server did not return them as calls.",
+    )
 
 
 class PriceV1(_Strict):
@@ -246,6 +252,7 @@ def to_report(result: ReviewResult) -> ReportV1:
             total_tokens=usage.total_tokens,
             requests=usage.requests,
             cached_prompt_tokens=usage.cached_prompt_tokens,
+            replies_read_from_text=usage.replies_read_from_text,
         ),
         cost=_cost(result),
         # Milliseconds are plenty, and keep the document stable across float noise.
@@ -298,6 +305,7 @@ def parse_json(text: str | bytes) -> ReviewResult:
             completion_tokens=report.usage.completion_tokens,
             requests=report.usage.requests,
             cached_prompt_tokens=report.usage.cached_prompt_tokens,
+            replies_read_from_text=report.usage.replies_read_from_text,
         ),
         price=ModelPrice(**report.cost.price.model_dump()) if report.cost.price else None,
         duration_seconds=report.duration_seconds,
