@@ -385,8 +385,8 @@ def test_reviews_carry_their_cost_when_the_model_has_a_price_and_limit_picks_cas
 RESULT_KEYS = {
     "top": {"cases", "cases_errored", "cases_scored", "cases_total", "created", "datasets",
             "errors", "expected_total", "expected_with_location", "format", "judge", "metrics",
-            "primary", "reviewer", "reviewer_version", "usage", "version"},
-    "reviewer": {"flags", "model", "prompt_hashes", "settings_hashes"},
+            "primary", "reviewer", "reviewer_version", "shard", "usage", "version"},
+    "reviewer": {"flags", "model", "prompt_hashes", "settings_hashes", "setup"},
     "judge": {"base_url", "kind", "model", "prompt_version"},
     "usage": {"judge_completion_tokens", "judge_prompt_tokens", "judge_requests",
               "judge_seconds", "review_completion_tokens", "review_cost",
@@ -394,9 +394,10 @@ RESULT_KEYS = {
               "verdicts_from_cache", "wall_seconds"},
     "case": {"dataset", "error", "expected", "findings", "id", "matches", "metrics",
              "repository", "review", "status", "verdicts"},
-    "metrics": {"by_repository", "by_severity", "cases", "expected", "f1", "findings",
-                "findings_per_case", "fn", "fp", "precision", "recall", "tp",
-                "unmatched_findings_per_case"},
+    "metrics": {"by_confidence", "by_repository", "by_severity", "by_verdict", "cases",
+                "clean_cases", "clean_findings", "expected", "f1", "findings",
+                "findings_per_case", "findings_per_clean_case", "fn", "fp", "precision",
+                "recall", "tp", "unmatched_findings_per_case"},
     "dataset": {"cases", "format", "name", "version"},
 }  # fmt: skip
 

@@ -14,15 +14,15 @@ from reviewer.sinks import one_line
 _METRICS = ("precision", "recall", "f1", "tp", "fp", "fn", "findings_per_case")
 
 
-def load_results(path: Path) -> dict[str, Any]:
+def load_results(path: Path, flag: str = "--compare") -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
-        raise ReviewerError(f"--compare: cannot read '{path}': {exc.strerror}") from exc
+        raise ReviewerError(f"{flag}: cannot read '{path}': {exc.strerror}") from exc
     except ValueError as exc:
-        raise ReviewerError(f"--compare: '{path}' is not JSON: {exc}") from exc
+        raise ReviewerError(f"{flag}: '{path}' is not JSON: {exc}") from exc
     if not isinstance(data, dict) or data.get("format") != RESULTS_FORMAT:
-        raise ReviewerError(f"--compare: '{path}' is not a results.json of `reviewer eval`")
+        raise ReviewerError(f"{flag}: '{path}' is not a results.json of `reviewer eval`")
     return data
 
 

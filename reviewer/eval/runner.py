@@ -36,6 +36,24 @@ JudgeKind = Literal["llm", "location"]
 _NOT_IN_KEY = {"api_key", "base_url", "request_timeout", "max_retries", "concurrency"}
 
 
+def setup_identity(flags: dict[str, Any], config_path: Path | None, environ: dict[str, str]) -> str:
+    """A hash of the settings every case of a run shares (the flags, the --config file, the
+    REVIEWER_* environment, the version), by which --merge refuses shards run differently.
+    Like the review key, it leaves out where the model is reached and the key."""
+    from reviewer.config import environment_layer
+
+    environment = {
+        key: value
+        for key, value in environment_layer(environ).values.items()
+        if key not in _NOT_IN_KEY
+    }
+    try:
+        config = hashlib.sha256(config_path.read_bytes()).hexdigest() if config_path else None
+    except OSError:
+        config = str(config_path)  # load_settings says what is wrong with it
+    return key_of("setup", __version__, flags, environment, config)[:12]
+
+
 @dataclass(frozen=True)
 class RunOptions:
     flags: dict[str, Any]
@@ -246,4 +264,18 @@ def finding_json(finding: Finding) -> dict[str, Any]:
         "title": finding.title,
         "body": finding.body,
         "placement": finding.placement,
+        **finding_marks(finding),
+    }
+
+
+def finding_marks(finding: Finding) -> dict[str, Any]:
+    """The finding's own confidence (0..1) and the verifier's verdict on it, for the report's
+    tables by band and by verdict; None where the finding has none (a review before
+    verification existed, or `verify = "off"`), so the tables read them as unknown/none."""
+    confidence = getattr(finding, "confidence", None)
+    verification = getattr(finding, "verification", None)
+    verdict = getattr(verification, "verdict", verification)
+    return {
+        "confidence": confidence if isinstance(confidence, int | float) else None,
+        "verdict": str(verdict) if verdict else None,
     }
