@@ -8,6 +8,11 @@ from reviewer.report.mdsafe import escape_text
 from reviewer.sinks import one_line
 
 _MAX_CELL = 120
+# The tables of precision by a mark of each finding: (column, metrics key, what it is).
+_BY_MARK = (
+    ("confidence", "by_confidence", "the finding's confidence (unknown: none given)"),
+    ("verdict", "by_verdict", "the verifier's verdict (none: not verified)"),
+)
 
 
 def cell(value: Any) -> str:
@@ -81,6 +86,21 @@ def render_report(results: dict[str, Any]) -> str:
                 for severity, row in metrics["by_severity"].items()
             ],
         )
+        lines += [
+            f"Noise on clean changes (cases that expect no issue): {metrics['clean_cases']} "
+            f"cases, {metrics['clean_findings']} findings, "
+            f"{cell(metrics['findings_per_clean_case'])} per clean case.",
+            "",
+        ]
+        for label, key, what in _BY_MARK:
+            lines += [f"Precision by {what}:", ""]
+            lines += table(
+                [label, "findings", "matched", "precision"],
+                [
+                    [name, row["findings"], row["matched_findings"], row["precision"]]
+                    for name, row in metrics[key].items()
+                ],
+            )
         lines += ["Per repository:", ""]
         lines += table(
             ["repository", "cases", "precision", "recall", "F1", "TP", "FP", "FN"],
