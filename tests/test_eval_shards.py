@@ -5,6 +5,7 @@ Also the report's tables of precision by confidence band and by verdict."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -18,11 +19,13 @@ import pytest
 import yaml
 
 from reviewer.cli import main
+from reviewer.eval import stages
 from reviewer.eval.markdown import render_report
 from reviewer.eval.metrics import case_metrics
 from reviewer.eval.results import assemble, case_score
 from reviewer.eval.runner import finding_marks
-from reviewer.findings import Finding, Severity
+from reviewer.eval.stages import StageInput, StageOutput
+from reviewer.findings import Finding, Severity, Usage
 from tests.test_eval import REVIEWS, RULES, SAMPLE, Models, env, run_eval  # noqa: F401
 
 # Every test here runs with test_eval's environment: its own cache, no REVIEWER_* of the
@@ -342,3 +345,80 @@ def test_the_example_workflow_is_checked_like_every_workflow() -> None:
     assert EXAMPLE in WORKFLOWS
     named = {line.split("@")[0] for line in uses_lines(EXAMPLE)}
     assert {"actions/upload-artifact", "actions/download-artifact"} <= named
+
+
+# --- the stage after the review: verification from cached reviews ------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class MarkedFinding(Finding):
+    """A finding with the marks verification gives (as a stand-in for the verifier's)."""
+
+    confidence: float | None = None
+    verification: str | None = None
+
+
+def keep_every_finding(given: StageInput) -> StageOutput:
+    """`verify = "off"`: the findings as the review gave them."""
+    calls.append(("off", given.head))
+    return StageOutput(given.findings)
+
+
+def stand_in_verifier(given: StageInput) -> StageOutput:
+    """`verify = "all"`: refutes the style and docstring nits, confirms the rest."""
+    calls.append(("all", given.head))
+    kept, discarded = [], []
+    for finding in given.findings:
+        if finding.title.startswith(("Style", "Missing", "Consider")):
+            discarded.append({"title": finding.title, "reason": "refuted"})
+        else:
+            kept.append(MarkedFinding(**{f.name: getattr(finding, f.name)
+                                         for f in dataclasses.fields(Finding)},
+                                      confidence=0.9, verification="confirmed"))  # fmt: skip
+    return StageOutput(tuple(kept), tuple(discarded), Usage(100, 10, 1), None)
+
+
+calls: list[tuple[str, str]] = []
+
+
+def test_verification_runs_from_cached_reviews_and_is_cached_apart(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`verify` off and all (stand-ins through the evaluation's one seam) share each case's
+    cached review: the second setting costs only its verification, which is cached too."""
+    calls.clear()
+    chosen = {"stage": keep_every_finding}
+    monkeypatch.setattr(stages, "post_review_stage", lambda settings: chosen["stage"])
+    with Models(REVIEWS, RULES) as models:
+        code, off = run_eval(tmp_path, str(SAMPLE), out="off")
+        assert code == 0 and len(models.reviewer.requests) == 5
+        judged = len(models.judge.requests)
+        chosen["stage"] = stand_in_verifier
+        code, verified = run_eval(tmp_path, str(SAMPLE), out="all")
+        assert code == 0
+        # No review asked again, and no judge either: the kept findings were judged before.
+        assert len(models.reviewer.requests) == 5 and len(models.judge.requests) == judged
+        code, again = run_eval(tmp_path, str(SAMPLE), out="again")
+        assert code == 0 and len(models.reviewer.requests) == 5
+    assert [stage for stage, _ in calls] == ["off"] * 5 + ["all"] * 5
+    assert verified["usage"]["reviews_from_cache"] == 5
+    assert verified["usage"]["verifications_from_cache"] == 0
+    assert again["usage"]["verifications_from_cache"] == 5
+    assert verified["usage"]["verification_prompt_tokens"] == 500
+    llm_off, llm_all = off["metrics"]["llm"], verified["metrics"]["llm"]
+    assert (llm_off["tp"], llm_off["fp"], llm_all["tp"], llm_all["fp"]) == (2, 3, 2, 0)
+    assert (llm_off["clean_findings"], llm_all["clean_findings"]) == (2, 0)
+    assert llm_all["by_verdict"]["confirmed"] == {"findings": 2, "matched_findings": 2,
+                                                  "precision": 1.0}  # fmt: skip
+    assert llm_off["by_verdict"]["none"]["findings"] == 5
+    moving = next(c for c in verified["cases"] if c["id"] == ORDER[0])
+    assert moving["review"]["verification"]["discarded"] == [
+        {"title": "Style: name the divisor", "reason": "refuted"}
+    ]
+    assert moving["review"]["verification"]["findings_before"] == 2
+    capsys.readouterr()
+    main(["eval", "--compare", str(tmp_path / "off" / "results.json"),
+          str(tmp_path / "all" / "results.json")])  # fmt: skip
+    out = capsys.readouterr().out
+    assert re.search(r"^review tokens +(\d+) +\1 +\+0$", out, re.M), out
+    assert re.search(r"^verification tokens +0 +550 +\+550$", out, re.M), out

@@ -40,6 +40,7 @@ def compare(a: dict[str, Any], b: dict[str, Any], names: tuple[str, str]) -> str
         ("cases scored", a["cases_scored"], b["cases_scored"]),
         ("cases errored", a["cases_errored"], b["cases_errored"]),
         ("review tokens", _tokens(a), _tokens(b)),
+        ("verification tokens", _tokens(a, "verification"), _tokens(b, "verification")),
         ("review seconds", a["usage"]["review_seconds"], b["usage"]["review_seconds"]),
     ]
     for name, x, y in rows:
@@ -59,9 +60,9 @@ def _produced_by(results: dict[str, Any]) -> str:
     return f"reviewer model {results['reviewer']['model']}, judge {judged}, dataset {datasets}"
 
 
-def _tokens(results: dict[str, Any]) -> int:
-    usage = results["usage"]
-    return int(usage["review_prompt_tokens"] + usage["review_completion_tokens"])
+def _tokens(results: dict[str, Any], stage: str = "review") -> int:
+    usage = results["usage"]  # a results.json from before the verification stage has none
+    return int(usage.get(f"{stage}_prompt_tokens", 0) + usage.get(f"{stage}_completion_tokens", 0))
 
 
 def _num(value: Any) -> str:

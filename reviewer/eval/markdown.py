@@ -137,6 +137,13 @@ def render_report(results: dict[str, Any]) -> str:
                 usage["review_cost"],
             ],
             [
+                "verification",
+                usage.get("verification_prompt_tokens", 0),
+                usage.get("verification_completion_tokens", 0),
+                None,
+                usage.get("verification_cost"),
+            ],
+            [
                 "judge",
                 usage["judge_prompt_tokens"],
                 usage["judge_completion_tokens"],

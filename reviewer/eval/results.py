@@ -121,6 +121,8 @@ def case_score(case: dict[str, Any], kind: str) -> CaseScore:
 def _usage(runs: list[CaseRun], seconds: float) -> dict[str, Any]:
     reviews = [run.review for run in runs if run.review is not None]
     costs = [r.get("cost") for r in reviews]
+    verified = [r["verification"] for r in reviews if r.get("verification")]
+    v_costs = [v["cost"] for v in verified]
     return {
         "review_prompt_tokens": sum(r["usage"]["prompt_tokens"] for r in reviews),
         "review_completion_tokens": sum(r["usage"]["completion_tokens"] for r in reviews),
@@ -131,6 +133,11 @@ def _usage(runs: list[CaseRun], seconds: float) -> dict[str, Any]:
         "judge_completion_tokens": sum(run.judge_usage.completion_tokens for run in runs),
         "judge_requests": sum(run.judge_usage.requests for run in runs),
         "judge_seconds": round(sum(run.judge_seconds for run in runs), 3),
+        # The stage after the review (the verification), run apart from cached reviews.
+        "verification_prompt_tokens": sum(v["usage"]["prompt_tokens"] for v in verified),
+        "verification_completion_tokens": sum(v["usage"]["completion_tokens"] for v in verified),
+        "verification_cost": round(sum(v_costs), 6) if None not in v_costs else None,
+        "verifications_from_cache": sum(v["from_cache"] for v in verified),
         "reviews_from_cache": sum(run.review_cached for run in runs),
         "verdicts_from_cache": sum(run.verdicts_cached for run in runs),
         "wall_seconds": round(seconds, 3),
