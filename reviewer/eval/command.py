@@ -20,6 +20,7 @@ from reviewer.eval.results import build_results, write_json
 from reviewer.eval.runner import RunOptions, run_cases, setup_identity
 from reviewer.eval.shards import parse_shard
 from reviewer.sinks import log
+from reviewer.wording import plural
 
 
 def default_cache() -> Path:
@@ -50,7 +51,7 @@ def eval_command(args: argparse.Namespace) -> int:
     picked = len(cases)
     if shard:
         cases = shard.take(cases)
-        say(f"eval: shard {shard.index}/{shard.count}: {len(cases)} of {picked} cases")
+        say(f"eval: shard {shard.index}/{shard.count}: {len(cases)} of {plural(picked, 'case')}")
     say(f"eval: {len(cases)} cases, {args.jobs} at a time; cache {cache_dir}")
     runs = run_cases(
         cases,

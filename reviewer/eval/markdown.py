@@ -6,6 +6,7 @@ from typing import Any
 
 from reviewer.report.mdsafe import escape_text
 from reviewer.sinks import one_line
+from reviewer.wording import plural
 
 _MAX_CELL = 120
 # The tables of precision by a mark of each finding: (column, metrics key, what it is).
@@ -87,8 +88,9 @@ def render_report(results: dict[str, Any]) -> str:
             ],
         )
         lines += [
-            f"Noise on clean changes (cases that expect no issue): {metrics['clean_cases']} "
-            f"cases, {metrics['clean_findings']} findings, "
+            "Noise on clean changes (cases that expect no issue): "
+            f"{plural(metrics['clean_cases'], 'case')}, "
+            f"{plural(metrics['clean_findings'], 'finding')}, "
             f"{cell(metrics['findings_per_clean_case'])} per clean case.",
             "",
         ]

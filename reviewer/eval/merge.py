@@ -18,6 +18,7 @@ from reviewer.eval.compare import load_results
 from reviewer.eval.results import assemble
 from reviewer.eval.shards import positions
 from reviewer.sinks import log
+from reviewer.wording import plural
 
 Loaded = tuple[str, dict[str, Any]]
 
@@ -28,7 +29,7 @@ def merge_command(args: argparse.Namespace) -> int:
     out = checked_out(args.out)
     shards = [_load(path) for path in args.merge]
     results = merge_results(shards)
-    log(f"eval: merged {len(shards)} shards, {results['cases_total']} cases")
+    log(f"eval: merged {plural(len(shards), 'shard')}, {plural(results['cases_total'], 'case')}")
     return finish(results, out, allow_errors=args.allow_errors)
 
 
@@ -80,8 +81,8 @@ def _check_alike(first: Loaded, other: Loaded) -> None:
         k, n, total = _shard(b)
         ka, na, total_a = _shard(a)
         raise ReviewerError(
-            f"--merge: '{name_b}' is shard {k}/{n} of {total} cases, '{name_a}' {ka}/{na} of "
-            f"{total_a}; merge the shards of one --shard K/N run"
+            f"--merge: '{name_b}' is shard {k}/{n} of {plural(total, 'case')}, '{name_a}' "
+            f"{ka}/{na} of {total_a}; merge the shards of one --shard K/N run"
         )
 
 
@@ -104,7 +105,7 @@ def merge_results(shards: list[Loaded]) -> dict[str, Any]:
         places = positions(index, count, total)
         if len(results["cases"]) != len(places):
             raise ReviewerError(
-                f"--merge: '{name}' holds {len(results['cases'])} cases where shard "
+                f"--merge: '{name}' holds {plural(len(results['cases']), 'case')} where shard "
                 f"{index}/{count} of {total} has {len(places)}; it is not a whole shard"
             )
         for place, case in zip(places, results["cases"], strict=True):
@@ -120,12 +121,12 @@ def merge_results(shards: list[Loaded]) -> dict[str, Any]:
     if missing:
         listed = ", ".join(str(k) for k in missing)
         raise ReviewerError(
-            f"--merge: shard {listed} of {count} is missing ({total - len(placed)} cases); "
+            f"--merge: shard {listed} of {count} is missing "
+            f"({plural(total - len(placed), 'case')}); "
             "give every shard's folder"
         )
-    return assemble(_produced_by([results for _, results in shards]), [
-        placed[place] for place in sorted(placed)
-    ])
+    cases = [placed[place] for place in sorted(placed)]
+    return assemble(_produced_by([results for _, results in shards]), cases)
 
 
 def _produced_by(shards: list[dict[str, Any]]) -> dict[str, Any]:

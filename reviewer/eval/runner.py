@@ -8,6 +8,7 @@ run resumes where it stopped and a new judge re-scores without reviewing again.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import threading
 import time
@@ -203,13 +204,14 @@ def _review(case: EvalCase, options: RunOptions) -> tuple[dict[str, Any], bool]:
 
     root = repository_root(case.repo)
     base, head = resolve_commit(root, case.base), resolve_commit(root, case.head)
-    settings = load_settings(
+    asked = load_settings(
         flags=options.flags, root=root, config_revision=base, config_path=options.config_path
     )
     # With a post-review stage apart, the review runs without it and its key leaves the
     # stage's settings out: one cached review serves every verify setting.
-    stage = (options.post_review or stages.post_review_stage)(settings)
+    stage = (options.post_review or stages.post_review_stage)(asked)
     flags = review_stage_flags(options.flags) if stage else options.flags
+    settings = asked
     if stage:
         settings = load_settings(
             flags=flags, root=root, config_revision=base, config_path=options.config_path
@@ -235,7 +237,8 @@ def _review(case: EvalCase, options: RunOptions) -> tuple[dict[str, Any], bool]:
     stored = options.cache.get("reviews", key)
     info = ChangeInfo(case.title, case.description, case.repository)
     if stored is not None and (not stage or "finding_data" in stored):
-        return _after_review(stored, stage, root, info, options), True
+        return _after_review(stored, stage, StageInput(root, base, head, info, asked, ()),
+                             options.cache), True  # fmt: skip
     review = run_review(
         ReviewRequest(
             repo=root,
@@ -277,43 +280,29 @@ def _review(case: EvalCase, options: RunOptions) -> tuple[dict[str, Any], bool]:
         record["finding_data"] = [finding_data(f) for f in result.findings]
     if result.complete:
         options.cache.put("reviews", key, record)
-    return _after_review(record, stage, root, info, options), False
+    context = StageInput(root, base, head, info, asked, ())
+    return _after_review(record, stage, context, options.cache), False
 
 
 def _after_review(
-    record: dict[str, Any],
-    stage: PostReview | None,
-    root: Path,
-    info: ChangeInfo,
-    options: RunOptions,
+    record: dict[str, Any], stage: PostReview | None, context: StageInput, cache: Cache
 ) -> dict[str, Any]:
-    """The review's record after the post-review stage (from its own cache, or run now):
-    its findings are those the stage kept; what it discarded and spent beside them."""
+    """The review's record after the post-review stage (from its own cache, or run now on
+    `context` with the review's findings): its findings are those the stage kept; what it
+    discarded and spent beside them. `context.settings` are the settings as asked."""
     if stage is None or record["status"] != "complete":
         return {k: v for k, v in record.items() if k != "finding_data"}
-    settings = load_settings(
-        flags=options.flags, root=root, config_revision=record["base"],
-        config_path=options.config_path,
-    )  # fmt: skip
     name = getattr(stage, "__qualname__", type(stage).__name__)
     key = key_of(
         "post-review",
         record["key"],
         name,
-        settings.model_dump(mode="json", exclude=_NOT_IN_KEY),
+        context.settings.model_dump(mode="json", exclude=_NOT_IN_KEY),
     )
-    stored = options.cache.get("post-review", key)
+    stored = cache.get("post-review", key)
     if stored is None:
-        out = stage(
-            StageInput(
-                root=root,
-                base=record["base"],
-                head=record["head"],
-                info=info,
-                settings=settings,
-                findings=tuple(finding_from_data(f) for f in record["finding_data"]),
-            )
-        )
+        findings = tuple(finding_from_data(f) for f in record["finding_data"])
+        out = stage(dataclasses.replace(context, findings=findings))
         stored = {
             "findings": [finding_json(f) for f in out.findings],
             "discarded": list(out.discarded),
@@ -325,7 +314,7 @@ def _after_review(
             "cost": out.cost,
         }
         if out.complete:
-            options.cache.put("post-review", key, stored)
+            cache.put("post-review", key, stored)
         from_cache = False
     else:
         from_cache = True
