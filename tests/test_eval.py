@@ -36,12 +36,16 @@ STYLE = finding("stats.py", 6, "low", "Style: name the divisor")
 INJECTION = finding("db.py", 10, "critical", "SQL injection in find_user")
 LEAK = finding("db.py", 9, "medium", "Connection leak: never closed", end_line=11)
 DOCSTRING = finding("greet.py", 1, "info", "Missing docstring")
+PORT_NIT = finding("server.py", 1, "low", "Consider reading the port from the environment")
 
-# A hit and noise; one hit of two; noise alone (the case expects nothing).
+# A hit and noise; one hit of two; then three clean changes (they expect nothing): noise
+# alone, nothing, noise alone.
 REVIEWS: dict[str, Any] = {
     "moving_sum": [OFF_BY_ONE, STYLE],
     "find_user": [INJECTION],
     "greeting": [DOCSTRING],
+    "clamp": [],
+    "parse_port": [PORT_NIT],
 }
 RULES = [
     JudgeRule("one window early", "Off-by-one", confidence=0.95),
@@ -98,12 +102,21 @@ def test_sample_dataset_scores_hits_misses_and_noise_exactly(
     with Models(REVIEWS, RULES) as models:
         code, results = run_eval(tmp_path, str(SAMPLE), "--jobs", "2")
     assert code == 0
-    assert (results["cases_total"], results["cases_scored"], results["errors"]) == (3, 3, [])
+    assert (results["cases_total"], results["cases_scored"], results["errors"]) == (5, 5, [])
     llm = results["metrics"]["llm"]
-    # 2 issues found (off-by-one, injection), 1 missed (the leak), 2 findings of noise.
-    assert (llm["tp"], llm["fp"], llm["fn"]) == (2, 2, 1)
-    assert (llm["precision"], llm["recall"], llm["f1"]) == (0.5, 0.6667, 0.5714)
-    assert llm["findings_per_case"] == round(4 / 3, 3)
+    # 2 issues found (off-by-one, injection), 1 missed (the leak), 3 findings of noise.
+    assert (llm["tp"], llm["fp"], llm["fn"]) == (2, 3, 1)
+    assert (llm["precision"], llm["recall"], llm["f1"]) == (0.4, 0.6667, 0.5)
+    assert llm["findings_per_case"] == 1.0
+    # The clean changes: 2 findings on 3 cases, all noise.
+    assert (llm["clean_cases"], llm["clean_findings"], llm["findings_per_clean_case"]) == (
+        3, 2, 0.667)  # fmt: skip
+    # No finding of these scripted reviews has a confidence or a verdict.
+    assert llm["by_confidence"][">=0.8"] == {"findings": 0, "matched_findings": 0,
+                                             "precision": None}  # fmt: skip
+    assert llm["by_confidence"]["unknown"] == {"findings": 5, "matched_findings": 2,
+                                               "precision": 0.4}  # fmt: skip
+    assert llm["by_verdict"]["none"] == llm["by_confidence"]["unknown"]
     assert llm["by_severity"] == {
         "critical": {"expected": 1, "found": 1, "recall": 1.0,
                      "findings": 1, "matched_findings": 1, "precision": 1.0},
@@ -112,15 +125,15 @@ def test_sample_dataset_scores_hits_misses_and_noise_exactly(
         "medium": {"expected": 1, "found": 0, "recall": 0.0,
                    "findings": 0, "matched_findings": 0, "precision": None},
         "low": {"expected": 0, "found": 0, "recall": None,
-                "findings": 1, "matched_findings": 0, "precision": 0.0},
+                "findings": 2, "matched_findings": 0, "precision": 0.0},
         "info": {"expected": 0, "found": 0, "recall": None,
                  "findings": 1, "matched_findings": 0, "precision": 0.0},
     }  # fmt: skip
     assert llm["by_repository"] == {
         "sample/stats": {"tp": 1, "fp": 2, "fn": 0, "precision": 0.3333, "recall": 1.0,
+                         "f1": 0.5, "cases": 3},
+        "sample/users": {"tp": 1, "fp": 1, "fn": 1, "precision": 0.5, "recall": 0.5,
                          "f1": 0.5, "cases": 2},
-        "sample/users": {"tp": 1, "fp": 0, "fn": 1, "precision": 1.0, "recall": 0.5,
-                         "f1": 0.6667, "cases": 1},
     }  # fmt: skip
     per_case = {c["id"]: c["metrics"]["llm"] for c in results["cases"]}
     assert per_case["greeting-f-string"] == {
@@ -128,19 +141,20 @@ def test_sample_dataset_scores_hits_misses_and_noise_exactly(
     # The location matcher, beside it: the injection finding (line 10) sits inside both
     # db.py issues' lines, but counts once.
     location = results["metrics"]["location"]
-    assert (location["tp"], location["fp"], location["fn"]) == (2, 2, 1)
+    assert (location["tp"], location["fp"], location["fn"]) == (2, 3, 1)
     # What produced the numbers is recorded with them.
     assert results["reviewer"]["model"] == "fake-model"
     assert results["judge"]["model"] == "judge-model"
     assert results["judge"]["prompt_version"] and results["reviewer"]["prompt_hashes"]
     assert results["datasets"] == [
-        {"name": "reviewer-sample", "version": "1", "format": "local", "cases": 3}
+        {"name": "reviewer-sample", "version": "2", "format": "local", "cases": 5}
     ]
-    # Every (issue, finding) pair was asked once: 1x2 + 2x1 + 0x1 questions.
+    # Every (issue, finding) pair was asked once: 1x2 + 2x1 + 0x1 + 0x0 + 0x1 questions.
     assert len(models.judge.requests) == 4
-    assert len(models.reviewer.requests) == 3
+    assert len(models.reviewer.requests) == 5
     report = (tmp_path / "out" / "report.md").read_text()
-    assert "| 0.500 | 0.667 | 0.571 | 2 | 2 | 1 |" in report
+    assert "| 0.400 | 0.667 | 0.500 | 2 | 3 | 1 |" in report
+    assert "3 cases, 2 findings, 0.667 per clean case." in report
 
 
 @pytest.mark.parametrize("answer", ["garbage", "empty"])
@@ -152,7 +166,7 @@ def test_judge_errors_and_incomplete_reviews_are_errors_and_exit_2(
     with Models(reviews, rules):
         code, results = run_eval(tmp_path, str(SAMPLE))
         assert code == 2
-        assert (results["cases_total"], results["cases_scored"]) == (3, 1)
+        assert (results["cases_total"], results["cases_scored"]) == (5, 3)
         errors = {e["case"]: (e["stage"], e["message"]) for e in results["errors"]}
         assert errors["greeting-f-string"][0] == "review"
         assert "review incomplete" in errors["greeting-f-string"][1]
@@ -160,7 +174,7 @@ def test_judge_errors_and_incomplete_reviews_are_errors_and_exit_2(
         word = "unparseable" if answer == "garbage" else "empty"
         assert word in errors["find-user-sql-injection"][1]
         # Not counted as "no findings" or "no match": only the scored case is in the metrics.
-        assert results["metrics"]["llm"]["cases"] == 1
+        assert results["metrics"]["llm"]["cases"] == 3
         assert (results["metrics"]["llm"]["tp"], results["metrics"]["llm"]["fn"]) == (1, 0)
         assert run_eval(tmp_path, str(SAMPLE), "--allow-errors", out="again")[0] == 0
 
@@ -194,7 +208,7 @@ def test_a_run_interrupted_resumes_without_redoing_anything(
         )
         assert process.stderr is not None
         for line in process.stderr:
-            if line.startswith("reviewer: eval [2/3]"):
+            if line.startswith("reviewer: eval [2/5]"):
                 break
         assert asked.wait(timeout=20)
         process.send_signal(signal.SIGINT)
@@ -209,9 +223,10 @@ def test_a_run_interrupted_resumes_without_redoing_anything(
         assert code == 0
         new_reviews = models.reviewer.requests[reviews_before:]
         new_verdicts = models.judge.requests[verdicts_before:]
-    # Only the interrupted review is asked again; every verdict came from the cache (the
-    # third case's one finding has no expected issue to be judged against).
-    assert len(new_reviews) == 1 and "greeting" in json.dumps(new_reviews[0].body)
+    # Only the interrupted review and the two not reached are asked; every verdict came from
+    # the cache (the clean cases' findings have no expected issue to be judged against).
+    assert len(new_reviews) == 3 and "greeting" in json.dumps(new_reviews[0].body)
+    assert not any("moving_sum" in json.dumps(r.body) for r in new_reviews)
     assert new_verdicts == []
     assert results["usage"]["reviews_from_cache"] == 2
     assert results["usage"]["verdicts_from_cache"] == 4
@@ -403,18 +418,20 @@ def test_reviews_carry_their_cost_when_the_model_has_a_price_and_limit_picks_cas
 RESULT_KEYS = {
     "top": {"cases", "cases_errored", "cases_scored", "cases_total", "created", "datasets",
             "errors", "expected_total", "expected_with_location", "format", "judge", "metrics",
-            "primary", "reviewer", "reviewer_version", "usage", "version"},
-    "reviewer": {"flags", "model", "prompt_hashes", "settings_hashes"},
+            "primary", "reviewer", "reviewer_version", "shard", "usage", "version"},
+    "reviewer": {"flags", "model", "prompt_hashes", "settings_hashes", "setup"},
     "judge": {"base_url", "kind", "model", "prompt_version"},
     "usage": {"judge_completion_tokens", "judge_prompt_tokens", "judge_requests",
               "judge_seconds", "review_completion_tokens", "review_cost",
               "review_prompt_tokens", "review_seconds", "reviews_from_cache",
-              "verdicts_from_cache", "wall_seconds"},
+              "verdicts_from_cache", "verification_completion_tokens", "verification_cost",
+              "verification_prompt_tokens", "verifications_from_cache", "wall_seconds"},
     "case": {"dataset", "error", "expected", "findings", "id", "matches", "metrics",
              "repository", "review", "status", "verdicts"},
-    "metrics": {"by_repository", "by_severity", "cases", "expected", "f1", "findings",
-                "findings_per_case", "fn", "fp", "precision", "recall", "tp",
-                "unmatched_findings_per_case"},
+    "metrics": {"by_confidence", "by_repository", "by_severity", "by_verdict", "cases",
+                "clean_cases", "clean_findings", "expected", "f1", "findings",
+                "findings_per_case", "findings_per_clean_case", "fn", "fp", "precision",
+                "recall", "tp", "unmatched_findings_per_case"},
     "dataset": {"cases", "format", "name", "version"},
 }  # fmt: skip
 

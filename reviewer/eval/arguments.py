@@ -79,5 +79,17 @@ def add_eval_parser(commands: Any) -> argparse.ArgumentParser:
         metavar=("A", "B"),
         help="print two results.json side by side and exit",
     )
+    evaluate.add_argument(
+        "--shard",
+        metavar="K/N",
+        help="run only shard K of N: every N-th case from the K-th (for a CI matrix)",
+    )
+    evaluate.add_argument(
+        "--merge",
+        nargs="+",
+        type=Path,
+        metavar="DIR",
+        help="join the results folders of every shard of one run into --out and exit",
+    )
     evaluate.add_argument("--quiet", action="store_true", help="no progress on stderr")
     return evaluate

@@ -7,6 +7,7 @@ import argparse
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 from reviewer.config import Layer, environment_layer, resolve_settings
 from reviewer.errors import ExitCode, ReviewerError
@@ -16,9 +17,11 @@ from reviewer.eval.formats import load_dataset
 from reviewer.eval.judge import JudgeSettings, LLMJudge
 from reviewer.eval.markdown import render_report
 from reviewer.eval.results import build_results, write_json
-from reviewer.eval.runner import RunOptions, run_cases
+from reviewer.eval.runner import RunOptions, run_cases, setup_identity
+from reviewer.eval.shards import parse_shard
 from reviewer.report import check_writable
 from reviewer.sinks import log
+from reviewer.wording import plural
 
 
 def default_cache() -> Path:
@@ -27,6 +30,13 @@ def default_cache() -> Path:
 
 
 def eval_command(args: argparse.Namespace) -> int:
+    if args.merge:
+        from reviewer.eval.merge import merge_command
+
+        if args.datasets or args.from_history or args.shard:
+            raise ReviewerError("--merge joins results folders; give no dataset or --shard with it")
+        return merge_command(args)
+    shard = parse_shard(args.shard) if args.shard else None
     if not args.datasets and not args.from_history:
         raise ReviewerError("give a dataset (file or folder), or --from-history REPO --since DATE")
     if args.from_history and not args.since:
@@ -35,15 +45,15 @@ def eval_command(args: argparse.Namespace) -> int:
     say = (lambda _text: None) if args.quiet else log
     # Absolute once, here: git runs in folders inside it, where a relative path means another.
     cache_dir = (args.cache or default_cache()).resolve()
-    out = args.out
-    if out.exists() and not out.is_dir():
-        raise ReviewerError(f"--out '{out}' is a file; give a folder for results.json")
-    # Before any case is run (and paid): results that cannot be written would be lost.
-    check_writable(out / "results.json", "results")
+    out = checked_out(args.out)
     flags = {"model": args.model}
     judge = _judge(args, flags) if args.judge == "llm" else None
     datasets = _datasets(args, cache_dir, say)
     cases = _pick(datasets, args.only, args.limit)
+    picked = len(cases)
+    if shard:
+        cases = shard.take(cases)
+        say(f"eval: shard {shard.index}/{shard.count}: {len(cases)} of {plural(picked, 'case')}")
     say(f"eval: {len(cases)} cases, {args.jobs} at a time; cache {cache_dir}")
     runs = run_cases(
         cases,
@@ -64,7 +74,23 @@ def eval_command(args: argparse.Namespace) -> int:
         judge=judge,
         flags=flags,
         seconds=time.monotonic() - started,
+        setup=setup_identity(flags, args.config, dict(os.environ)),
+        shard=shard.record(picked) if shard else None,
     )
+    return finish(results, out, allow_errors=args.allow_errors)
+
+
+def checked_out(out: Path) -> Path:
+    if out.exists() and not out.is_dir():
+        raise ReviewerError(f"--out '{out}' is a file; give a folder for results.json")
+    # Before any case is run (and paid): results that cannot be written would be lost.
+    check_writable(out / "results.json", "results")
+    return out
+
+
+def finish(results: dict[str, Any], out: Path, *, allow_errors: bool) -> int:
+    """Write results.json and report.md, say the totals, and the exit code: 2 when a case
+    could not be scored (unless allowed)."""
     write_json(out / "results.json", results)
     (out / "report.md").write_text(render_report(results), encoding="utf-8")
     primary = results["metrics"][results["primary"]]
@@ -78,7 +104,7 @@ def eval_command(args: argparse.Namespace) -> int:
         listed = ", ".join(e["case"] for e in results["errors"][:10])
         more = "" if results["cases_errored"] <= 10 else ", ..."
         log(f"error: {results['cases_errored']} cases could not be scored: {listed}{more}")
-        if not args.allow_errors:
+        if not allow_errors:
             return int(ExitCode.INCOMPLETE)
     return int(ExitCode.OK)
 

@@ -14,15 +14,15 @@ from reviewer.sinks import one_line
 _METRICS = ("precision", "recall", "f1", "tp", "fp", "fn", "findings_per_case")
 
 
-def load_results(path: Path) -> dict[str, Any]:
+def load_results(path: Path, flag: str = "--compare") -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
-        raise ReviewerError(f"--compare: cannot read '{path}': {exc.strerror}") from exc
+        raise ReviewerError(f"{flag}: cannot read '{path}': {exc.strerror}") from exc
     except (ValueError, RecursionError) as exc:  # RecursionError: nested too deep
-        raise ReviewerError(f"--compare: '{path}' is not JSON: {json_problem(exc)}") from exc
+        raise ReviewerError(f"{flag}: '{path}' is not JSON: {json_problem(exc)}") from exc
     if not isinstance(data, dict) or data.get("format") != RESULTS_FORMAT:
-        raise ReviewerError(f"--compare: '{path}' is not a results.json of `reviewer eval`")
+        raise ReviewerError(f"{flag}: '{path}' is not a results.json of `reviewer eval`")
     return data
 
 
@@ -40,6 +40,7 @@ def compare(a: dict[str, Any], b: dict[str, Any], names: tuple[str, str]) -> str
         ("cases scored", a["cases_scored"], b["cases_scored"]),
         ("cases errored", a["cases_errored"], b["cases_errored"]),
         ("review tokens", _tokens(a), _tokens(b)),
+        ("verification tokens", _tokens(a, "verification"), _tokens(b, "verification")),
         ("review seconds", a["usage"]["review_seconds"], b["usage"]["review_seconds"]),
     ]
     for name, x, y in rows:
@@ -59,9 +60,9 @@ def _produced_by(results: dict[str, Any]) -> str:
     return f"reviewer model {results['reviewer']['model']}, judge {judged}, dataset {datasets}"
 
 
-def _tokens(results: dict[str, Any]) -> int:
-    usage = results["usage"]
-    return int(usage["review_prompt_tokens"] + usage["review_completion_tokens"])
+def _tokens(results: dict[str, Any], stage: str = "review") -> int:
+    usage = results["usage"]  # a results.json from before the verification stage has none
+    return int(usage.get(f"{stage}_prompt_tokens", 0) + usage.get(f"{stage}_completion_tokens", 0))
 
 
 def _num(value: Any) -> str:

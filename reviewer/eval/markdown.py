@@ -6,8 +6,14 @@ from typing import Any
 
 from reviewer.report.mdsafe import escape_text
 from reviewer.sinks import one_line
+from reviewer.wording import plural
 
 _MAX_CELL = 120
+# The tables of precision by a mark of each finding: (column, metrics key, what it is).
+_BY_MARK = (
+    ("confidence", "by_confidence", "the finding's confidence (unknown: none given)"),
+    ("verdict", "by_verdict", "the verifier's verdict (none: not verified)"),
+)
 
 
 def cell(value: Any) -> str:
@@ -81,6 +87,22 @@ def render_report(results: dict[str, Any]) -> str:
                 for severity, row in metrics["by_severity"].items()
             ],
         )
+        lines += [
+            "Noise on clean changes (cases that expect no issue): "
+            f"{plural(metrics['clean_cases'], 'case')}, "
+            f"{plural(metrics['clean_findings'], 'finding')}, "
+            f"{cell(metrics['findings_per_clean_case'])} per clean case.",
+            "",
+        ]
+        for label, key, what in _BY_MARK:
+            lines += [f"Precision by {what}:", ""]
+            lines += table(
+                [label, "findings", "matched", "precision"],
+                [
+                    [name, row["findings"], row["matched_findings"], row["precision"]]
+                    for name, row in metrics[key].items()
+                ],
+            )
         lines += ["Per repository:", ""]
         lines += table(
             ["repository", "cases", "precision", "recall", "F1", "TP", "FP", "FN"],
@@ -115,6 +137,13 @@ def render_report(results: dict[str, Any]) -> str:
                 usage["review_completion_tokens"],
                 usage["review_seconds"],
                 usage["review_cost"],
+            ],
+            [
+                "verification",
+                usage.get("verification_prompt_tokens", 0),
+                usage.get("verification_completion_tokens", 0),
+                None,
+                usage.get("verification_cost"),
             ],
             [
                 "judge",

@@ -11,6 +11,11 @@ issues, and two findings of the same issue count once (the other is noise).
 - Per severity: recall over the issues of that (expected) severity; precision over the
   findings of that severity as the bot graded them (an unmatched finding has no expected
   severity, so the bot's own grade is the only one it has).
+- Noise on clean cases: a case that expects no issue is a clean change, and every finding on
+  it is noise; findings per clean case is the noise a team would read on such changes.
+- Precision by the bot's confidence band and by the verifier's verdict on each finding, to
+  see whether a threshold or the verification separates hits from noise ("unknown" and
+  "none" where a finding has no confidence or was not verified).
 """
 
 from __future__ import annotations
@@ -21,6 +26,14 @@ from dataclasses import dataclass
 from typing import Any
 
 UNGRADED = "(none)"
+# Confidence bands, lowest first: (label, lower bound inclusive); a finding without a
+# confidence is "unknown".
+CONFIDENCE_BANDS = (("<0.5", 0.0), ("0.5-0.8", 0.5), (">=0.8", 0.8))
+NO_CONFIDENCE = "unknown"
+BAND_ORDER = [*(name for name, _ in CONFIDENCE_BANDS), NO_CONFIDENCE]
+# Verdicts a kept finding may carry, in the report's order; "none": not verified.
+VERDICTS = ("confirmed", "uncertain", "unverified", "none")
+NOT_VERIFIED = "none"
 
 
 @dataclass(frozen=True)
@@ -51,6 +64,19 @@ class CaseScore:
     issue_severities: tuple[str, ...]
     finding_severities: tuple[str, ...]
     matches: tuple[Pair, ...]
+    # Per finding, in the order of finding_severities: its confidence band and its verdict.
+    finding_bands: tuple[str, ...] = ()
+    finding_verdicts: tuple[str, ...] = ()
+
+
+def confidence_band(confidence: object) -> str:
+    if not isinstance(confidence, int | float) or isinstance(confidence, bool):
+        return NO_CONFIDENCE
+    label = NO_CONFIDENCE
+    for name, lower in CONFIDENCE_BANDS:
+        if confidence >= lower:
+            label = name
+    return label
 
 
 def ratio(part: int, whole: int) -> float | None:
@@ -77,16 +103,39 @@ def summarize(scores: list[CaseScore]) -> dict[str, Any]:
     findings = sum(len(s.finding_severities) for s in scores)
     expected = sum(len(s.issue_severities) for s in scores)
     result = prf(tp, findings - tp, expected - tp)
+    clean = [s for s in scores if not s.issue_severities]
+    clean_findings = sum(len(s.finding_severities) for s in clean)
     result.update(
         cases=len(scores),
         expected=expected,
         findings=findings,
         findings_per_case=round(findings / len(scores), 3) if scores else None,
         unmatched_findings_per_case=round((findings - tp) / len(scores), 3) if scores else None,
+        clean_cases=len(clean),
+        clean_findings=clean_findings,
+        findings_per_clean_case=round(clean_findings / len(clean), 3) if clean else None,
         by_severity=_by_severity(scores),
+        by_confidence=_by_label(scores, "finding_bands", BAND_ORDER),
+        by_verdict=_by_label(scores, "finding_verdicts", list(VERDICTS)),
         by_repository=_by_repository(scores),
     )
     return result
+
+
+def _by_label(scores: list[CaseScore], field: str, order: list[str]) -> dict[str, dict[str, Any]]:
+    """Findings and matched findings per label of each finding (every known label listed,
+    so an empty band reads as 0, not as absent), and the precision of each."""
+    counts = {label: {"findings": 0, "matched_findings": 0} for label in order}
+    for score in scores:
+        matched = {p.finding for p in score.matches}
+        for index, label in enumerate(getattr(score, field)):
+            row = counts.setdefault(label, {"findings": 0, "matched_findings": 0})
+            row["findings"] += 1
+            row["matched_findings"] += index in matched
+    return {
+        label: {**row, "precision": ratio(row["matched_findings"], row["findings"])}
+        for label, row in counts.items()
+    }
 
 
 def _by_severity(scores: list[CaseScore]) -> dict[str, dict[str, Any]]:

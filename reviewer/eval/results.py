@@ -14,7 +14,15 @@ from typing import Any
 from reviewer import __version__
 from reviewer.eval.cases import Dataset
 from reviewer.eval.judge import JUDGE_PROMPT_VERSION, LLMJudge
-from reviewer.eval.metrics import UNGRADED, CaseScore, case_metrics, summarize
+from reviewer.eval.metrics import (
+    NOT_VERIFIED,
+    UNGRADED,
+    CaseScore,
+    Pair,
+    case_metrics,
+    confidence_band,
+    summarize,
+)
 from reviewer.eval.runner import CaseRun
 
 RESULTS_FORMAT = "reviewer-eval-results"
@@ -29,66 +37,92 @@ def build_results(
     judge: LLMJudge | None,
     flags: dict[str, Any],
     seconds: float,
+    setup: str = "",
+    shard: dict[str, int] | None = None,
 ) -> dict[str, Any]:
-    scored = [run for run in runs if run.scored]
     kinds = ["llm", "location"] if judge_kind == "llm" else ["location"]
-    located = sum(1 for run in runs for issue in run.case.expected if issue.path)
-    metrics = {kind: summarize([_score(run, kind) for run in scored]) for kind in kinds}
     reviews = [run.review for run in runs if run.review is not None]
     models = sorted({str(r["model"]) for r in reviews})
+    return assemble(
+        {
+            "datasets": [
+                {"name": d.name, "version": d.version, "format": fmt, "cases": len(d.cases)}
+                for d, fmt in datasets
+            ],
+            "reviewer": {
+                "model": models[0] if len(models) == 1 else models,
+                "flags": {k: v for k, v in flags.items() if v is not None},
+                "settings_hashes": sorted({r["settings_hash"] for r in reviews}),
+                "prompt_hashes": sorted(
+                    {json.dumps(r["prompt_hashes"], sort_keys=True) for r in reviews}
+                ),
+                "setup": setup,
+            },
+            "judge": {
+                "kind": judge_kind,
+                "model": judge.settings.model if judge else None,
+                "base_url": judge.settings.base_url if judge else None,
+                "prompt_version": JUDGE_PROMPT_VERSION if judge else None,
+            },
+            "primary": kinds[0],
+            "usage": _usage(runs, seconds),
+            "shard": shard,
+        },
+        [_case(run, kinds) for run in runs],
+    )
+
+
+def assemble(produced_by: dict[str, Any], cases: list[dict[str, Any]]) -> dict[str, Any]:
+    """results.json from what produced it and its case entries: every count and metric is
+    computed here from the cases, so a merge of shards scores exactly as one run would."""
+    kinds = [produced_by["primary"], *(["location"] if produced_by["primary"] == "llm" else [])]
+    scored = [case for case in cases if case["status"] == "scored"]
     return {
         "format": RESULTS_FORMAT,
         "version": RESULTS_VERSION,
         "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "reviewer_version": __version__,
-        "datasets": [
-            {"name": d.name, "version": d.version, "format": fmt, "cases": len(d.cases)}
-            for d, fmt in datasets
-        ],
-        "reviewer": {
-            "model": models[0] if len(models) == 1 else models,
-            "flags": {k: v for k, v in flags.items() if v is not None},
-            "settings_hashes": sorted({r["settings_hash"] for r in reviews}),
-            "prompt_hashes": sorted(
-                {json.dumps(r["prompt_hashes"], sort_keys=True) for r in reviews}
-            ),
-        },
-        "judge": {
-            "kind": judge_kind,
-            "model": judge.settings.model if judge else None,
-            "base_url": judge.settings.base_url if judge else None,
-            "prompt_version": JUDGE_PROMPT_VERSION if judge else None,
-        },
-        "cases_total": len(runs),
+        "datasets": produced_by["datasets"],
+        "reviewer": produced_by["reviewer"],
+        "judge": produced_by["judge"],
+        "shard": produced_by["shard"],
+        "cases_total": len(cases),
         "cases_scored": len(scored),
-        "cases_errored": len(runs) - len(scored),
+        "cases_errored": len(cases) - len(scored),
         "errors": [
-            {"case": run.case.id, "dataset": run.dataset, **run.error}
-            for run in runs
-            if run.error is not None
+            {"case": case["id"], "dataset": case["dataset"], **case["error"]}
+            for case in cases
+            if case["error"] is not None
         ],
         "primary": kinds[0],
-        "metrics": metrics,
-        "expected_with_location": located,
-        "expected_total": sum(len(run.case.expected) for run in runs),
-        "usage": _usage(runs, seconds),
-        "cases": [_case(run, kinds) for run in runs],
+        "metrics": {kind: summarize([case_score(case, kind) for case in scored]) for kind in kinds},
+        "expected_with_location": sum(1 for c in cases for issue in c["expected"] if issue["path"]),
+        "expected_total": sum(len(case["expected"]) for case in cases),
+        "usage": produced_by["usage"],
+        "cases": cases,
     }
 
 
-def _score(run: CaseRun, kind: str) -> CaseScore:
-    assert run.review is not None
+def case_score(case: dict[str, Any], kind: str) -> CaseScore:
+    """A scored case entry of results.json under one judge."""
+    findings = case["review"]["findings"]
     return CaseScore(
-        repository=run.case.repository,
-        issue_severities=tuple(issue.severity or UNGRADED for issue in run.case.expected),
-        finding_severities=tuple(f["severity"] for f in run.review["findings"]),
-        matches=tuple(run.matches.get(kind, ())),
+        repository=case["repository"],
+        issue_severities=tuple(issue["severity"] or UNGRADED for issue in case["expected"]),
+        finding_severities=tuple(f["severity"] for f in findings),
+        matches=tuple(
+            Pair(m["issue"], m["finding"], m["confidence"]) for m in case["matches"].get(kind, [])
+        ),
+        finding_bands=tuple(confidence_band(f.get("confidence")) for f in findings),
+        finding_verdicts=tuple(f.get("verdict") or NOT_VERIFIED for f in findings),
     )
 
 
 def _usage(runs: list[CaseRun], seconds: float) -> dict[str, Any]:
     reviews = [run.review for run in runs if run.review is not None]
     costs = [r.get("cost") for r in reviews]
+    verified = [r["verification"] for r in reviews if r.get("verification")]
+    v_costs = [v["cost"] for v in verified]
     return {
         "review_prompt_tokens": sum(r["usage"]["prompt_tokens"] for r in reviews),
         "review_completion_tokens": sum(r["usage"]["completion_tokens"] for r in reviews),
@@ -99,6 +133,11 @@ def _usage(runs: list[CaseRun], seconds: float) -> dict[str, Any]:
         "judge_completion_tokens": sum(run.judge_usage.completion_tokens for run in runs),
         "judge_requests": sum(run.judge_usage.requests for run in runs),
         "judge_seconds": round(sum(run.judge_seconds for run in runs), 3),
+        # The stage after the review (the verification), run apart from cached reviews.
+        "verification_prompt_tokens": sum(v["usage"]["prompt_tokens"] for v in verified),
+        "verification_completion_tokens": sum(v["usage"]["completion_tokens"] for v in verified),
+        "verification_cost": round(sum(v_costs), 6) if None not in v_costs else None,
+        "verifications_from_cache": sum(v["from_cache"] for v in verified),
         "reviews_from_cache": sum(run.review_cached for run in runs),
         "verdicts_from_cache": sum(run.verdicts_cached for run in runs),
         "wall_seconds": round(seconds, 3),
@@ -128,7 +167,7 @@ def _case(run: CaseRun, kinds: list[str]) -> dict[str, Any]:
             ]
             for kind in kinds
         }
-        entry["metrics"] = {kind: case_metrics(_score(run, kind)) for kind in kinds}
+        entry["metrics"] = {kind: case_metrics(case_score(entry, kind)) for kind in kinds}
         entry["findings"] = len(review["findings"]) if review else 0
     return entry
 

@@ -8,6 +8,7 @@ run resumes where it stopped and a new judge re-scores without reviewing again.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import threading
 import time
@@ -21,10 +22,20 @@ from reviewer import __version__
 from reviewer.config import load_settings
 from reviewer.context import ChangeInfo
 from reviewer.errors import ReviewerError
+from reviewer.eval import stages
 from reviewer.eval.cache import Cache, key_of
 from reviewer.eval.cases import EvalCase
 from reviewer.eval.judge import JudgeError, LLMJudge, Verdict, location_match
 from reviewer.eval.metrics import Pair, greedy_match
+from reviewer.eval.stages import (
+    POST_REVIEW_SETTINGS,
+    PostReview,
+    StageChooser,
+    StageInput,
+    finding_data,
+    finding_from_data,
+    review_stage_flags,
+)
 from reviewer.findings import Finding, Usage
 from reviewer.templates import prompt_texts
 from reviewer.wording import plural
@@ -34,6 +45,25 @@ JudgeKind = Literal["llm", "location"]
 # Settings that do not change what a review says: the same model behind another URL (a new
 # port, a tunnel) reuses its reviews. `--cache` elsewhere starts afresh.
 _NOT_IN_KEY = {"api_key", "base_url", "request_timeout", "max_retries", "concurrency"}
+_MARKS = ("confidence", "verdict")
+
+
+def setup_identity(flags: dict[str, Any], config_path: Path | None, environ: dict[str, str]) -> str:
+    """A hash of the settings every case of a run shares (the flags, the --config file, the
+    REVIEWER_* environment, the version), by which --merge refuses shards run differently.
+    Like the review key, it leaves out where the model is reached and the key."""
+    from reviewer.config import environment_layer
+
+    environment = {
+        key: value
+        for key, value in environment_layer(environ).values.items()
+        if key not in _NOT_IN_KEY
+    }
+    try:
+        config = hashlib.sha256(config_path.read_bytes()).hexdigest() if config_path else None
+    except OSError:
+        config = str(config_path)  # load_settings says what is wrong with it
+    return key_of("setup", __version__, flags, environment, config)[:12]
 
 
 @dataclass(frozen=True)
@@ -44,6 +74,9 @@ class RunOptions:
     judge: LLMJudge | None
     cache: Cache
     jobs: int = 1
+    # The stage after the review (the verification), run apart from cached reviews; None:
+    # the program's own (stages.post_review_stage).
+    post_review: StageChooser | None = None
 
 
 @dataclass
@@ -137,7 +170,10 @@ def _judge_all(run: CaseRun, judge: LLMJudge, cache: Cache) -> None:
     verdicts = []
     for i, issue in enumerate(run.case.expected):
         for j, finding in enumerate(run.review["findings"]):
-            key = key_of("judge", judge.settings.identity(), run.case.id, asdict(issue), finding)
+            # Keyed by the finding as the judge reads it: its confidence and verdict do not
+            # change the answer, so a verified run reuses the unverified run's verdicts.
+            judged = {k: v for k, v in finding.items() if k not in _MARKS}
+            key = key_of("judge", judge.settings.identity(), run.case.id, asdict(issue), judged)
             stored = cache.get("judgements", key)
             if stored is not None:
                 verdict = Verdict.from_json(stored)
@@ -168,10 +204,20 @@ def _review(case: EvalCase, options: RunOptions) -> tuple[dict[str, Any], bool]:
 
     root = repository_root(case.repo)
     base, head = resolve_commit(root, case.base), resolve_commit(root, case.head)
-    settings = load_settings(
+    asked = load_settings(
         flags=options.flags, root=root, config_revision=base, config_path=options.config_path
     )
-    settings_json = settings.model_dump(mode="json", exclude=_NOT_IN_KEY)
+    # With a post-review stage apart, the review runs without it and its key leaves the
+    # stage's settings out: one cached review serves every verify setting.
+    stage = (options.post_review or stages.post_review_stage)(asked)
+    flags = review_stage_flags(options.flags) if stage else options.flags
+    settings = asked
+    if stage:
+        settings = load_settings(
+            flags=flags, root=root, config_revision=base, config_path=options.config_path
+        )
+    excluded = _NOT_IN_KEY | POST_REVIEW_SETTINGS if stage else _NOT_IN_KEY
+    settings_json = settings.model_dump(mode="json", exclude=excluded)
     prompts = {
         name: hashlib.sha256(text.encode()).hexdigest()[:12]
         for name, text in prompt_texts(root, base).items()
@@ -189,16 +235,18 @@ def _review(case: EvalCase, options: RunOptions) -> tuple[dict[str, Any], bool]:
         prompts,
     )
     stored = options.cache.get("reviews", key)
-    if stored is not None:
-        return stored, True
+    info = ChangeInfo(case.title, case.description, case.repository)
+    if stored is not None and (not stage or "finding_data" in stored):
+        return _after_review(stored, stage, StageInput(root, base, head, info, asked, ()),
+                             options.cache), True  # fmt: skip
     review = run_review(
         ReviewRequest(
             repo=root,
             base=base,
             head=head,
-            flags=options.flags,
+            flags=flags,
             config_path=options.config_path,
-            info=ChangeInfo(case.title, case.description, case.repository),
+            info=info,
             keep_transcript=False,
             announce_settings=False,
         )
@@ -228,9 +276,61 @@ def _review(case: EvalCase, options: RunOptions) -> tuple[dict[str, Any], bool]:
         "tool_calls": result.tool_calls,
         "turns": result.turns,
     }
+    if stage:
+        record["finding_data"] = [finding_data(f) for f in result.findings]
     if result.complete:
         options.cache.put("reviews", key, record)
-    return record, False
+    context = StageInput(root, base, head, info, asked, ())
+    return _after_review(record, stage, context, options.cache), False
+
+
+def _after_review(
+    record: dict[str, Any], stage: PostReview | None, context: StageInput, cache: Cache
+) -> dict[str, Any]:
+    """The review's record after the post-review stage (from its own cache, or run now on
+    `context` with the review's findings): its findings are those the stage kept; what it
+    discarded and spent beside them. `context.settings` are the settings as asked."""
+    if stage is None or record["status"] != "complete":
+        return {k: v for k, v in record.items() if k != "finding_data"}
+    name = getattr(stage, "__qualname__", type(stage).__name__)
+    key = key_of(
+        "post-review",
+        record["key"],
+        name,
+        context.settings.model_dump(mode="json", exclude=_NOT_IN_KEY),
+    )
+    stored = cache.get("post-review", key)
+    if stored is None:
+        findings = tuple(finding_from_data(f) for f in record["finding_data"])
+        out = stage(dataclasses.replace(context, findings=findings))
+        stored = {
+            "findings": [finding_json(f) for f in out.findings],
+            "discarded": list(out.discarded),
+            "usage": {
+                "prompt_tokens": out.usage.prompt_tokens,
+                "completion_tokens": out.usage.completion_tokens,
+                "requests": out.usage.requests,
+            },
+            "cost": out.cost,
+        }
+        if out.complete:
+            cache.put("post-review", key, stored)
+        from_cache = False
+    else:
+        from_cache = True
+    reviewed = {k: v for k, v in record.items() if k != "finding_data"}
+    return {
+        **reviewed,
+        "findings": stored["findings"],
+        "verification": {
+            "stage": name,
+            "findings_before": len(record["findings"]),
+            "discarded": stored["discarded"],
+            "usage": stored["usage"],
+            "cost": stored["cost"],
+            "from_cache": from_cache,
+        },
+    }
 
 
 def finding_json(finding: Finding) -> dict[str, Any]:
@@ -246,4 +346,18 @@ def finding_json(finding: Finding) -> dict[str, Any]:
         "title": finding.title,
         "body": finding.body,
         "placement": finding.placement,
+        **finding_marks(finding),
+    }
+
+
+def finding_marks(finding: Finding) -> dict[str, Any]:
+    """The finding's own confidence (0..1) and the verifier's verdict on it, for the report's
+    tables by band and by verdict; None where the finding has none (a review before
+    verification existed, or `verify = "off"`), so the tables read them as unknown/none."""
+    confidence = getattr(finding, "confidence", None)
+    verification = getattr(finding, "verification", None)
+    verdict = getattr(verification, "verdict", verification)
+    return {
+        "confidence": confidence if isinstance(confidence, int | float) else None,
+        "verdict": str(verdict) if verdict else None,
     }
