@@ -154,6 +154,21 @@ class FileCoverage:
     reason: str = ""
     # Reviewed by an earlier run and unchanged since, so this run did not show it again.
     earlier: bool = False
+    # Its diff was cut to fit a request: the model was shown only `shown_lines` (new-file
+    # line ranges, first and last) and told to read the rest with the tools.
+    partly_reviewed: bool = False
+    shown_lines: tuple[tuple[int, int], ...] = ()
+
+    @property
+    def shown_text(self) -> str:
+        """`lines 1-4,771 shown` for a partly reviewed file; empty for one shown whole."""
+        if not self.partly_reviewed:
+            return ""
+        if not self.shown_lines:
+            return "only removed lines shown"
+        spans = [f"{a:,}-{b:,}" if a != b else f"{a:,}" for a, b in self.shown_lines]
+        noun = "lines" if len(spans) > 1 or "-" in spans[0] else "line"
+        return f"{noun} {', '.join(spans)} shown"
 
 
 @dataclass(frozen=True)

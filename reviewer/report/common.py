@@ -142,14 +142,28 @@ def skipped_by_reason(result: ReviewResult) -> list[tuple[str, list[str]]]:
     return list(groups.items())
 
 
+def partly_reviewed(result: ReviewResult) -> list[tuple[str, str]]:
+    """(path, what was shown) for each file whose diff was cut to fit a request."""
+    return [
+        (f.path, f"partly reviewed ({f.shown_text}); the rest of its diff did not fit in a "
+                 "request")
+        for f in result.files
+        if f.reviewed and f.partly_reviewed
+    ]  # fmt: skip
+
+
 def reviewed_count(result: ReviewResult) -> int:
     return sum(1 for f in result.files if f.reviewed)
 
 
 def files_text(result: ReviewResult) -> str:
-    """`12 reviewed (10 by earlier runs, unchanged since), 2 not reviewed`."""
+    """`12 reviewed (10 by earlier runs, unchanged since; 1 partly: its diff was cut), 2 not
+    reviewed`."""
     earlier = sum(1 for f in result.files if f.reviewed and f.earlier)
-    by_earlier = f" ({earlier:,} by earlier runs, unchanged since)" if earlier else ""
+    partly = len(partly_reviewed(result))
+    notes = [f"{earlier:,} by earlier runs, unchanged since"] if earlier else []
+    notes += [f"{partly:,} partly: its diff was cut"] if partly else []
+    by_earlier = f" ({'; '.join(notes)})" if notes else ""
     skipped = len(skipped_files(result))
     return f"{reviewed_count(result):,} reviewed{by_earlier}, {skipped:,} not reviewed"
 

@@ -86,6 +86,16 @@ class FileV1(_Strict):
     earlier: bool = Field(
         False, description="Reviewed by an earlier run of the pull request; unchanged since."
     )
+    partly_reviewed: bool = Field(
+        False,
+        description="Its diff was cut to fit a request: the model was shown only "
+        "`shown_lines` and told to read the rest with the tools.",
+    )
+    shown_lines: list[tuple[int, int]] = Field(
+        default_factory=list,
+        description="For a partly reviewed file, the new-file line ranges [first, last] of "
+        "its diff the model was shown; empty otherwise.",
+    )
 
 
 class RuleFileV1(_Strict):
@@ -289,7 +299,10 @@ def parse_json(text: str | bytes) -> ReviewResult:
         model=report.model,
         base=report.base,
         head=report.head,
-        files=tuple(FileCoverage(**f.model_dump()) for f in report.files),
+        files=tuple(
+            FileCoverage(**{**f.model_dump(), "shown_lines": tuple(f.shown_lines)})
+            for f in report.files
+        ),
         rule_files=tuple(
             RuleFileUse(r.path, tuple(r.applied_to), r.cut) for r in report.rule_files
         ),

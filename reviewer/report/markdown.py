@@ -26,6 +26,7 @@ from reviewer.report.common import (
     files_text,
     line_range,
     location,
+    partly_reviewed,
     reviewed_count,
     rule_files_lines,
     short_rev,
@@ -192,6 +193,7 @@ def _page(result: ReviewResult, title: str, redact: Callable[[str], str]) -> _Pa
         "skipped": [
             (short(r), len(paths), [inline_code(p) for p in paths]) for r, paths in skipped
         ],
+        "partly": [f"{inline_code(path)}: {short(what)}" for path, what in partly_reviewed(result)],
         "rule_files": rule_files_lines(
             result, MAX_LISTED_RULE_FILES, name=inline_code, text=short, more_note=""
         ),

@@ -28,7 +28,13 @@ from urllib.parse import quote
 
 from reviewer import __version__
 from reviewer.findings import ClosedFinding, Finding, ReviewResult, Severity, sort_findings
-from reviewer.report.common import base_lines_text, line_range, skipped_files, stable_fingerprint
+from reviewer.report.common import (
+    base_lines_text,
+    line_range,
+    partly_reviewed,
+    skipped_files,
+    stable_fingerprint,
+)
 from reviewer.sinks import data_name, printable
 
 SARIF_VERSION = "2.1.0"
@@ -247,6 +253,20 @@ def _invocation(result: ReviewResult) -> dict[str, Any]:
             {
                 "level": "warning",
                 "message": {"text": f"Not reviewed: {data_name(path)}: {reason}"},
+                "locations": [
+                    {
+                        "physicalLocation": {
+                            "artifactLocation": {"uri": artifact_uri(path), "uriBaseId": SRCROOT}
+                        }
+                    }
+                ],
+            }
+        )
+    for path, what in partly_reviewed(result):
+        notifications.append(
+            {
+                "level": "note",
+                "message": {"text": f"{data_name(path)}: {what}"},
                 "locations": [
                     {
                         "physicalLocation": {

@@ -22,6 +22,7 @@ from reviewer.report.common import (
     line_range,
     location,
     one_line,
+    partly_reviewed,
     rule_files_lines,
     short_rev,
     skipped_by_reason,
@@ -94,6 +95,11 @@ def render_terminal(
                 f"{one_line(reason)} ({plural(len(paths), 'file')}):", width, INDENT, INDENT * 3
             )
             out += [INDENT * 2 + one_line(path) for path in paths]  # whole, to be copied
+    partly = partly_reviewed(result)
+    if partly:
+        out += _section(f"Partly reviewed ({len(partly)})", style, width)
+        for path, what in partly:
+            out += _wrap(f"{one_line(path)}: {what}", width, INDENT, INDENT * 3)
     if result.rule_files:
         out += _section(f"Rule files used ({len(result.rule_files)})", style, width)
         for line in rule_files_lines(result):
