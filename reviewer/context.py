@@ -18,6 +18,7 @@ from reviewer.batching import Batch, Piece, plan_batches
 from reviewer.config import Settings
 from reviewer.diff import Change, FileChange, Hunk
 from reviewer.findings import FileCoverage, RuleFileUse
+from reviewer.noise import prompt_rows
 from reviewer.rule_files import (
     RuleUsage,
     load_rule_files,
@@ -193,6 +194,8 @@ def build_plan(
         "more_files": 0,
         "fence": fence_for(info.description + info.title),
         "batch": "",
+        # The noise table (data/noise.toml), the one source of what the model is told.
+        "noise_classes": prompt_rows(),
     }
     system = environment.get_template("system.md.j2").render(values)
     task = environment.get_template("task.md.j2")

@@ -67,6 +67,19 @@ class Finding:
     # For a LEFT finding: the line of the new file where its removed lines were (the first
     # line after them), so a tool that needs a place in the new file (SARIF) has one.
     new_file_line: int | None = None
+    # Why its suggestion was left out (suggestion_check.py); empty when none was dropped.
+    suggestion_dropped: str = ""
+    # How many reported findings this one stands for: the same problem found by several
+    # parts or loops is merged (merging.py), and each is counted.
+    merged_from: int = 1
+    # The noise class it is in (noise.py, data/noise.toml), and what was done and why.
+    noise: str = ""
+    noise_note: str = ""
+    # To be verified even when the `verify` severity floor would skip it (a noise class's
+    # "verify" action): a mark the verification step reads.
+    force_verify: bool = False
+    # Why it was discarded (never posted, never gating; in the JSON report's `discarded`).
+    discard_reason: str = ""
 
     @property
     def inline(self) -> bool:
@@ -224,6 +237,9 @@ class ReviewResult:
     price: ModelPrice | None = None
     # Findings of the pull request that were fixed or dismissed; never counted, never posted.
     closed: tuple[ClosedFinding, ...] = ()
+    # Findings discarded before posting (the noise table), each with its `discard_reason`:
+    # never posted, never counted, kept for the JSON report.
+    discarded: tuple[Finding, ...] = ()
 
     @property
     def fixed(self) -> tuple[ClosedFinding, ...]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from reviewer.findings import Finding, ReviewResult, Severity, fingerprint, sort_findings
+from reviewer.noise import noise_text
 from reviewer.pricing import no_price_text, rates_text, usd
 from reviewer.sinks import clean_text, one_line
 from reviewer.wording import plural
@@ -150,6 +151,14 @@ def partly_reviewed(result: ReviewResult) -> list[tuple[str, str]]:
         for f in result.files
         if f.reviewed and f.partly_reviewed
     ]  # fmt: skip
+
+
+def noise_line(result: ReviewResult) -> str:
+    """What the noise table did, counted, and where discarded findings are; "" if nothing."""
+    text = noise_text((*result.findings, *result.suppressed, *result.discarded))
+    if text and result.discarded:
+        text += " · discarded findings are in the JSON report's `discarded` list"
+    return text
 
 
 def reviewed_count(result: ReviewResult) -> int:

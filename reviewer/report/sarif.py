@@ -192,6 +192,12 @@ def _result(finding: Finding, index: int, base: str, incremental: bool) -> dict[
         properties["security-severity"] = SECURITY_SEVERITY[finding.severity]
     if finding.side == "LEFT":
         properties["baseLines"] = line_range(finding)
+    if finding.merged_from > 1:
+        properties["mergedFrom"] = finding.merged_from
+    if finding.noise:
+        properties["noise"] = finding.noise_note
+    if finding.suggestion_dropped:
+        properties["suggestionDropped"] = finding.suggestion_dropped
     print_ = stable_fingerprint(finding)
     sarif: dict[str, Any] = {
         "ruleId": rule_id(finding),
