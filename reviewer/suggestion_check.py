@@ -14,6 +14,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from reviewer.wording import plural
+
 _BRACKETS = (("(", ")"), ("[", "]"), ("{", "}"))
 _PYTHON = re.compile(r"\.pyi?$")
 # A line with a letter or digit: bare punctuation (`}`, `)`, blank) repeats everywhere, so
@@ -108,8 +110,8 @@ def _describe(indent: str) -> str:
     if not indent:
         return "none"
     tabs, spaces = indent.count("\t"), indent.count(" ")
-    parts = [f"{tabs} tab{'s' if tabs != 1 else ''}"] if tabs else []
-    parts += [f"{spaces} space{'s' if spaces != 1 else ''}"] if spaces else []
+    parts = [plural(tabs, "tab")] if tabs else []
+    parts += [plural(spaces, "space")] if spaces else []
     return " and ".join(parts)
 
 
@@ -150,7 +152,7 @@ def suggestion_problem(path: str, lines: list[str], first: int, last: int, sugge
     """Why the suggestion for lines `first..last` of `path` (whose text is `lines`) should
     not be posted, or "" when it applies."""
     if not 1 <= first <= last <= len(lines):
-        return f"it is for lines {first}-{last}, outside the file's {len(lines)} lines"
+        return f"it is for lines {first}-{last}, outside the file's {plural(len(lines), 'line')}"
     replacement = Replacement(path, lines, first, last, suggestion)
     for check in _CHECKS:
         problem = check(replacement)
