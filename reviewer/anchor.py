@@ -128,8 +128,11 @@ def merge_duplicates(findings: list[Finding]) -> list[Finding]:
     for finding in findings:
         key = (finding.fingerprint, finding.side, finding.line)
         current = kept.get(key)
-        if current is None or finding.severity.rank > current.severity.rank:
+        if current is None:
             kept[key] = finding
+        else:  # both counted
+            winner = finding if finding.severity.rank > current.severity.rank else current
+            kept[key] = replace(winner, merged_from=current.merged_from + finding.merged_from)
     places: dict[str, list[tuple[str, int]]] = {}
     for fingerprint_, side, line in sorted(kept):
         places.setdefault(fingerprint_, []).append((side, line))

@@ -14,10 +14,11 @@ from typing import Any
 
 from jinja2 import Template
 
-from reviewer.batching import Piece, plan_batches
+from reviewer.batching import Batch, Piece, plan_batches
 from reviewer.config import Settings
 from reviewer.diff import Change, FileChange, Hunk
 from reviewer.findings import FileCoverage, RuleFileUse
+from reviewer.noise import prompt_rows
 from reviewer.rule_files import (
     RuleUsage,
     load_rule_files,
@@ -193,6 +194,8 @@ def build_plan(
         "more_files": 0,
         "fence": fence_for(info.description + info.title),
         "batch": "",
+        # The noise table (data/noise.toml), the one source of what the model is told.
+        "noise_classes": prompt_rows(),
     }
     system = environment.get_template("system.md.j2").render(values)
     task = environment.get_template("task.md.j2")
@@ -216,6 +219,7 @@ def build_plan(
     batches = plan_batches(
         reviewed, budget, lambda piece: min(rendered_size(piece), budget) + _listed_size(piece)
     )
+    coverage = _mark_cut(coverage, batches, budget)
     by_path = {c.path: c for c in coverage}
     directories = _Directories(reviewed)
     contexts = []
@@ -257,6 +261,31 @@ def build_plan(
             )
         )
     return ReviewPlan(tuple(contexts), tuple(coverage), usage.result(rules))
+
+
+def _mark_cut(
+    coverage: list[FileCoverage], batches: list[Batch], budget: int
+) -> list[FileCoverage]:
+    """A file whose diff render_piece cuts is partly reviewed, with the lines it shows: the
+    model may read the rest with the tools, but nothing says it did."""
+    shown: dict[str, list[tuple[int, int]]] = {}
+    cut: set[str] = set()
+    for batch in batches:
+        for piece in batch.pieces:
+            spans = shown_lines(piece, budget)
+            if spans is None:
+                hunks = piece.file.hunks if piece.hunks is None else piece.hunks
+                spans = tuple((h.new_start, h.new_start + h.new_count - 1)
+                              for h in hunks if h.new_count)  # fmt: skip
+            else:
+                cut.add(piece.path)
+            shown.setdefault(piece.path, []).extend(spans)
+    return [
+        replace(c, partly_reviewed=True, shown_lines=tuple(sorted(shown[c.path])))
+        if c.path in cut
+        else c
+        for c in coverage
+    ]
 
 
 def _task_renderer(
@@ -344,19 +373,50 @@ class _Directories:
         return [(d if d in ("./", "(elsewhere)") else quote_path(d), n) for d, n in ordered]
 
 
+def _piece_text(piece: Piece) -> str:
+    file = piece.file
+    if piece.hunks is None:
+        return render_file(file)
+    header = _file_header(file, piece.part)
+    return "\n".join([header, *(ln for hunk in piece.hunks for ln in render_hunk(hunk))])
+
+
+def _cut_at(text: str, budget: int) -> int:
+    """Where a rendering longer than `budget` is cut: at a line end, room left for the note."""
+    return max(text.rfind("\n", 0, budget - 200), 0)
+
+
+def shown_lines(piece: Piece, budget: int) -> tuple[tuple[int, int], ...] | None:
+    """None when the piece is shown whole; else the new-file line ranges of the part of its
+    diff the model is shown (render_piece cuts the rest). Rendered only when its size
+    estimate (an upper bound) says it may not fit."""
+    if rendered_size(piece) <= budget:
+        return None
+    text = _piece_text(piece)
+    if len(text) <= budget:
+        return None
+    numbers = []
+    for row in text[: _cut_at(text, budget)].split("\n"):
+        first = row.lstrip().split(" ", 1)[0]
+        # A numbered diff row (render_hunk): a removed line's number starts with a minus.
+        if row[:6].strip().isdigit() and first.isdigit():
+            numbers.append(int(first))
+    spans: list[list[int]] = []
+    for number in numbers:
+        if spans and number == spans[-1][1] + 1:
+            spans[-1][1] = number
+        else:
+            spans.append([number, number])
+    return tuple((a, b) for a, b in spans)
+
+
 def render_piece(piece: Piece, budget: int) -> str:
     """A file's diff, or some of its hunks; cut with directions when even one hunk is
     larger than the budget (the model can read the rest with the tools)."""
-    file = piece.file
-    if piece.hunks is None:
-        text = render_file(file)
-    else:
-        header = _file_header(file, piece.part)
-        text = "\n".join([header, *(ln for hunk in piece.hunks for ln in render_hunk(hunk))])
+    text = _piece_text(piece)
     if len(text) <= budget:
         return text
-    cut = text.rfind("\n", 0, budget - 200)
-    shown = text[: max(cut, 0)]
+    shown = text[: _cut_at(text, budget)]
     last = shown.rsplit("\n", 1)[-1].strip().split(" ", 1)[0]
     return (
         f"{shown}\n[The rest of this diff does not fit in one request ({len(text) - len(shown):,} "

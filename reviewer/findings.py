@@ -67,6 +67,19 @@ class Finding:
     # For a LEFT finding: the line of the new file where its removed lines were (the first
     # line after them), so a tool that needs a place in the new file (SARIF) has one.
     new_file_line: int | None = None
+    # Why its suggestion was left out (suggestion_check.py); empty when none was dropped.
+    suggestion_dropped: str = ""
+    # How many reported findings this one stands for: the same problem found by several
+    # parts or loops is merged (merging.py), and each is counted.
+    merged_from: int = 1
+    # The noise class it is in (noise.py, data/noise.toml), and what was done and why.
+    noise: str = ""
+    noise_note: str = ""
+    # To be verified even when the `verify` severity floor would skip it (a noise class's
+    # "verify" action): a mark the verification step reads.
+    force_verify: bool = False
+    # Why it was discarded (never posted, never gating; in the JSON report's `discarded`).
+    discard_reason: str = ""
 
     @property
     def inline(self) -> bool:
@@ -157,6 +170,21 @@ class FileCoverage:
     reason: str = ""
     # Reviewed by an earlier run and unchanged since, so this run did not show it again.
     earlier: bool = False
+    # Its diff was cut to fit a request: the model was shown only `shown_lines` (new-file
+    # line ranges, first and last) and told to read the rest with the tools.
+    partly_reviewed: bool = False
+    shown_lines: tuple[tuple[int, int], ...] = ()
+
+    @property
+    def shown_text(self) -> str:
+        """`lines 1-4,771 shown` for a partly reviewed file; empty for one shown whole."""
+        if not self.partly_reviewed:
+            return ""
+        if not self.shown_lines:
+            return "only removed lines shown"
+        spans = [f"{a:,}-{b:,}" if a != b else f"{a:,}" for a, b in self.shown_lines]
+        noun = "lines" if len(spans) > 1 or "-" in spans[0] else "line"
+        return f"{noun} {', '.join(spans)} shown"
 
 
 @dataclass(frozen=True)
@@ -212,6 +240,9 @@ class ReviewResult:
     price: ModelPrice | None = None
     # Findings of the pull request that were fixed or dismissed; never counted, never posted.
     closed: tuple[ClosedFinding, ...] = ()
+    # Findings discarded before posting (the noise table), each with its `discard_reason`:
+    # never posted, never counted, kept for the JSON report.
+    discarded: tuple[Finding, ...] = ()
 
     @property
     def fixed(self) -> tuple[ClosedFinding, ...]:

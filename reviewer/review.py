@@ -30,6 +30,8 @@ from reviewer.findings import FileCoverage, Finding, ModelPrice, ReviewResult, U
 from reviewer.gitcmd import run_git
 from reviewer.ignore_file import IgnoreFile, load_ignore_file
 from reviewer.llm import DEFAULT_BASE_URL, ChatModel, Connection, ServerProfile, check_base_url
+from reviewer.merging import merge_overlapping
+from reviewer.noise import apply_noise_table
 from reviewer.redact import Redactor
 from reviewer.selection import select_files
 from reviewer.submission import (
@@ -40,6 +42,7 @@ from reviewer.submission import (
     SubmitReview,
     check_finding,
 )
+from reviewer.suggestion_check import suggestion_problem
 from reviewer.tools import TOOLS
 from reviewer.wording import plural
 from reviewer.workspace import (
@@ -211,7 +214,10 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
         ]
         # The ignore file is read at the base, like the settings: a change cannot silence
         # what it is judged by. What it names is reported as dismissed, never counted.
-        findings, ignored = ignore.split(_place_all(raw, change, counter, redactor))
+        # The noise table (data/noise.toml) before the ignore file: what it discards is
+        # kept for the report, never posted.
+        placed, discarded = apply_noise_table(_place_all(raw, change, counter, redactor), change)
+        findings, ignored = ignore.split(placed)
         reported, suppressed = split_reported(
             findings, settings.min_severity, settings.max_findings
         )
@@ -234,6 +240,7 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
                 rule_files=plan.rule_files,
                 price=prepared.price,
                 closed=tuple(ignored),
+                discarded=tuple(discarded),
             ),
             settings,
             parts.transcript(
@@ -388,8 +395,24 @@ def _place_all(
         finding.body = redactor(finding.body)
         if finding.suggestion is not None:
             finding.suggestion = redactor(finding.suggestion)
-        placed.append(place(finding, change, counter))
-    return merge_duplicates(placed)
+        dropped = _suggestion_problem(finding, counter)
+        if dropped:
+            finding.suggestion = None
+        placed.append(replace(place(finding, change, counter), suggestion_dropped=dropped))
+    return merge_overlapping(merge_duplicates(placed))
+
+
+def _suggestion_problem(finding: FindingIn, counter: LineCounter) -> str:
+    """Why the finding's suggestion must not be posted, or "" (suggestion_check.py). A
+    suggestion on removed lines is not checked: it cannot be posted as one anyway."""
+    if finding.suggestion is None or finding.side != "RIGHT":
+        return ""
+    try:
+        lines = counter.lines(finding.path)
+    except ToolError:
+        return ""
+    last = finding.end_line or finding.line
+    return suggestion_problem(finding.path, lines, finding.line, last, finding.suggestion)
 
 
 def _change_info(root: Path, base: str, head: str | None, redactor: Redactor) -> ChangeInfo:

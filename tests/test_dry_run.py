@@ -62,7 +62,8 @@ def test_a_dry_run_asks_no_model_and_writes_its_plan(
     reviewed = sorted(f["path"] for f in plan["files"] if f["reviewed"])
     assert planned == reviewed and "yarn.lock" not in planned
     assert {"path": "yarn.lock", "status": "added", "reviewed": False, "reason": "lock file",
-            "earlier": False} in plan["files"]  # fmt: skip
+            "earlier": False, "partly_reviewed": False,
+            "shown_lines": []} in plan["files"]  # fmt: skip
     assert plan["rule_files"] == []
     settings = plan["settings"]
     assert settings["fail_on"] == {"value": "high", "source": "the command line"}

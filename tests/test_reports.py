@@ -639,14 +639,17 @@ TOP_KEYS = {
     "format", "version", "reviewer_version", "status", "incomplete_reason", "summary",
     "findings", "suppressed", "counts", "highest_severity", "model", "base", "head", "files",
     "usage", "duration_seconds", "tool_calls", "turns", "rule_files", "cost", "fixed",
-    "dismissed", "states",
+    "dismissed", "states", "discarded", "noise",
 }  # fmt: skip
 CLOSED_KEYS = {"fingerprint", "path", "severity", "category", "title", "rule"}
 FINDING_KEYS = {
     "path", "line", "end_line", "side", "severity", "category", "title", "body", "suggestion",
-    "fingerprint", "inline", "placement_note", "code", "earlier",
+    "fingerprint", "inline", "placement_note", "code", "earlier", "suggestion_dropped",
+    "merged_from", "noise", "noise_note", "force_verify",
 }  # fmt: skip
-FILE_KEYS = {"path", "status", "reviewed", "reason", "earlier"}
+FILE_KEYS = {
+    "path", "status", "reviewed", "reason", "earlier", "partly_reviewed", "shown_lines"
+}  # fmt: skip
 USAGE_KEYS = {
     "prompt_tokens", "completion_tokens", "total_tokens", "requests", "cached_prompt_tokens",
     "replies_read_from_text",

@@ -467,17 +467,18 @@ def test_the_tool_call_budget(
 def test_the_token_budget(
     feature: GitRepo, env: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("REVIEWER_MAX_TOKENS", "5000")
-    big = {"prompt_tokens": 4000, "completion_tokens": 1500, "total_tokens": 5500}
+    # Room for the first request (its prompt grows with the system prompt), not a second.
+    monkeypatch.setenv("REVIEWER_MAX_TOKENS", "6000")
+    big = {"prompt_tokens": 5000, "completion_tokens": 1500, "total_tokens": 6500}
     looping = reply(tool_calls=[tool_call("list_files", {})], usage=big)
     with FakeLLM([looping], on_exhausted="repeat_last") as llm:
         code, report = run(feature, llm, tmp_path, monkeypatch)
     assert code == 2 and "token budget" in report["incomplete_reason"]
     assert report["usage"] == {
         "completion_tokens": 1500,
-        "prompt_tokens": 4000,
+        "prompt_tokens": 5000,
         "requests": 1,
-        "total_tokens": 5500,
+        "total_tokens": 6500,
         "cached_prompt_tokens": 0,
         "replies_read_from_text": 0,
     }

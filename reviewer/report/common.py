@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from reviewer.findings import Finding, ReviewResult, Severity, fingerprint, sort_findings
+from reviewer.noise import noise_text
 from reviewer.pricing import no_price_text, rates_text, usd
 from reviewer.sinks import clean_text, one_line
 from reviewer.wording import plural
@@ -142,14 +143,36 @@ def skipped_by_reason(result: ReviewResult) -> list[tuple[str, list[str]]]:
     return list(groups.items())
 
 
+def partly_reviewed(result: ReviewResult) -> list[tuple[str, str]]:
+    """(path, what was shown) for each file whose diff was cut to fit a request."""
+    return [
+        (f.path, f"partly reviewed ({f.shown_text}); the rest of its diff did not fit in a "
+                 "request")
+        for f in result.files
+        if f.reviewed and f.partly_reviewed
+    ]  # fmt: skip
+
+
+def noise_line(result: ReviewResult) -> str:
+    """What the noise table did, counted, and where discarded findings are; "" if nothing."""
+    text = noise_text((*result.findings, *result.suppressed, *result.discarded))
+    if text and result.discarded:
+        text += " · discarded findings are in the JSON report's `discarded` list"
+    return text
+
+
 def reviewed_count(result: ReviewResult) -> int:
     return sum(1 for f in result.files if f.reviewed)
 
 
 def files_text(result: ReviewResult) -> str:
-    """`12 reviewed (10 by earlier runs, unchanged since), 2 not reviewed`."""
+    """`12 reviewed (10 by earlier runs, unchanged since; 1 partly: its diff was cut), 2 not
+    reviewed`."""
     earlier = sum(1 for f in result.files if f.reviewed and f.earlier)
-    by_earlier = f" ({earlier:,} by earlier runs, unchanged since)" if earlier else ""
+    partly = len(partly_reviewed(result))
+    notes = [f"{earlier:,} by earlier runs, unchanged since"] if earlier else []
+    notes += [f"{partly:,} partly: its diff was cut"] if partly else []
+    by_earlier = f" ({'; '.join(notes)})" if notes else ""
     skipped = len(skipped_files(result))
     return f"{reviewed_count(result):,} reviewed{by_earlier}, {skipped:,} not reviewed"
 

@@ -10,7 +10,7 @@ within version 1; renaming, removing or retyping one needs version 2.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -27,6 +27,7 @@ from reviewer.findings import (
     Usage,
     sort_findings,
 )
+from reviewer.noise import noise_counts, noise_table
 from reviewer.pricing import no_price_text
 from reviewer.report.sarif import rule_id
 from reviewer.sinks import data_name, printable
@@ -68,6 +69,46 @@ class FindingV1(_Strict):
         False,
         description="Reported by an earlier run of the same pull request and still open.",
     )
+    noise: str = Field(
+        "", description="The noise table's class it is in (data/noise.toml); empty if none."
+    )
+    noise_note: str = Field(
+        "", description="What the noise table did with it, and how it was recognised."
+    )
+    force_verify: bool = Field(
+        False,
+        description="To be verified even below the `verify` severity floor (a noise class "
+        "whose action is verify).",
+    )
+    suggestion_dropped: str = Field(
+        "",
+        description="Why the model's suggested change was left out (it would not apply "
+        "cleanly); empty when none was.",
+    )
+    merged_from: int = Field(
+        1,
+        ge=1,
+        description="How many reported findings this one stands for: the same problem (same "
+        "file and side, overlapping lines, alike titles) found by several parts or loops is "
+        "reported once.",
+    )
+
+
+class DiscardedV1(FindingV1):
+    reason: str = Field(
+        description="Why it was discarded (e.g. the noise table's class and how it was "
+        "recognised); a discarded finding is never posted and never gates."
+    )
+
+
+class NoiseClassV1(_Strict):
+    name: str = Field(description="The class of the noise table (data/noise.toml).")
+    description: str = Field(description="What kind of finding it is.")
+    action: Literal["discard", "info", "verify"] = Field(
+        description="discard: kept only in `discarded`; info: lowered to severity info; "
+        "verify: sent to verification even below the `verify` severity floor."
+    )
+    count: int = Field(ge=0, description="Findings of this review in the class.")
 
 
 class CountsV1(_Strict):
@@ -85,6 +126,16 @@ class FileV1(_Strict):
     reason: str = Field(description="Why the file was not reviewed; empty when it was.")
     earlier: bool = Field(
         False, description="Reviewed by an earlier run of the pull request; unchanged since."
+    )
+    partly_reviewed: bool = Field(
+        False,
+        description="Its diff was cut to fit a request: the model was shown only "
+        "`shown_lines` and told to read the rest with the tools.",
+    )
+    shown_lines: list[tuple[int, int]] = Field(
+        default_factory=list,
+        description="For a partly reviewed file, the new-file line ranges [first, last] of "
+        "its diff the model was shown; empty otherwise.",
     )
 
 
@@ -182,6 +233,16 @@ class ReportV1(_Strict):
         description="Findings dismissed by a person on GitHub or by the ignore file: never "
         "posted again, never counted.",
     )
+    discarded: list[DiscardedV1] = Field(
+        default_factory=list,
+        description="Findings discarded before posting, each with its reason: never posted, "
+        "never counted, never gating.",
+    )
+    noise: list[NoiseClassV1] = Field(
+        default_factory=list,
+        description="The noise table's classes, in its order, with how many findings of "
+        "this review (reported, suppressed and discarded) each took.",
+    )
     states: dict[str, StateV1] = Field(
         default_factory=dict,
         description="Per fingerprint, the state of every finding of `findings`, "
@@ -237,6 +298,11 @@ def to_report(result: ReviewResult) -> ReportV1:
             DismissedV1(**_closed(c), by=c.by, how=c.how, reason=c.reason)
             for c in _sorted(result.dismissed)
         ],
+        discarded=[
+            DiscardedV1(**_finding(f).model_dump(), reason=f.discard_reason)
+            for f in sort_findings(result.discarded)
+        ],
+        noise=_noise(result),
         states=_states(result),
         counts=CountsV1(**{s.value: counts[s] for s in Severity}),
         highest_severity=highest,
@@ -273,6 +339,9 @@ def parse_json(text: str | bytes) -> ReviewResult:
         summary=report.summary,
         findings=tuple(_from_finding(f) for f in report.findings),
         suppressed=tuple(_from_finding(f) for f in report.suppressed),
+        discarded=tuple(
+            replace(_from_finding(f), discard_reason=f.reason) for f in report.discarded
+        ),
         closed=tuple(
             ClosedFinding(
                 c.fingerprint, c.severity, c.category, c.path, c.title, "fixed", commit=c.commit
@@ -296,7 +365,10 @@ def parse_json(text: str | bytes) -> ReviewResult:
         model=report.model,
         base=report.base,
         head=report.head,
-        files=tuple(FileCoverage(**f.model_dump()) for f in report.files),
+        files=tuple(
+            FileCoverage(**{**f.model_dump(), "shown_lines": tuple(f.shown_lines)})
+            for f in report.files
+        ),
         rule_files=tuple(
             RuleFileUse(r.path, tuple(r.applied_to), r.cut) for r in report.rule_files
         ),
@@ -344,6 +416,15 @@ def _states(result: ReviewResult) -> dict[str, StateV1]:
     return dict(sorted(states.items()))
 
 
+def _noise(result: ReviewResult) -> list[NoiseClassV1]:
+    every = (*result.findings, *result.suppressed, *result.discarded)
+    counts = noise_counts(every)
+    return [
+        NoiseClassV1(name=c.name, description=c.description, action=c.action, count=counts[c.name])
+        for c in noise_table().classes
+    ]
+
+
 def report_schema() -> dict[str, Any]:
     """The JSON Schema of a version-1 report (what schema/report-v1.json holds)."""
     schema = ReportV1.model_json_schema()
@@ -389,6 +470,11 @@ def _finding(finding: Finding) -> FindingV1:
         placement_note=finding.placement_note,
         code=finding.code,
         earlier=finding.earlier,
+        noise=finding.noise,
+        noise_note=finding.noise_note,
+        force_verify=finding.force_verify,
+        suggestion_dropped=finding.suggestion_dropped,
+        merged_from=finding.merged_from,
     )
 
 
@@ -408,4 +494,9 @@ def _from_finding(item: FindingV1) -> Finding:
         placement_note=item.placement_note,
         code=item.code,
         earlier=item.earlier,
+        noise=item.noise,
+        noise_note=item.noise_note,
+        force_verify=item.force_verify,
+        suggestion_dropped=item.suggestion_dropped,
+        merged_from=item.merged_from,
     )

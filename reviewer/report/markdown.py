@@ -26,6 +26,8 @@ from reviewer.report.common import (
     files_text,
     line_range,
     location,
+    noise_line,
+    partly_reviewed,
     reviewed_count,
     rule_files_lines,
     short_rev,
@@ -173,6 +175,7 @@ def _page(result: ReviewResult, title: str, redact: Callable[[str], str]) -> _Pa
     skipped = skipped_by_reason(result)
     coverage = [
         f"**Files:** {files_text(result)}",
+        *([f"**Noise:** {short(noise_line(result))}"] if noise_line(result) else []),
         f"**Model:** {inline_code(result.model) or 'unknown'}",
         f"**Change:** {inline_code(short_rev(result.base))} → "
         f"{inline_code(short_rev(result.head))}",
@@ -192,6 +195,7 @@ def _page(result: ReviewResult, title: str, redact: Callable[[str], str]) -> _Pa
         "skipped": [
             (short(r), len(paths), [inline_code(p) for p in paths]) for r, paths in skipped
         ],
+        "partly": [f"{inline_code(path)}: {short(what)}" for path, what in partly_reviewed(result)],
         "rule_files": rule_files_lines(
             result, MAX_LISTED_RULE_FILES, name=inline_code, text=short, more_note=""
         ),
@@ -235,6 +239,10 @@ def _finding_view(
         meta.append("from an earlier run, still open" if finding.earlier else "new in this run")
     if finding.side == "LEFT":
         meta.append("on removed lines (base version)")
+    if finding.merged_from > 1:
+        meta.append(f"reported {finding.merged_from} times, merged")
+    if finding.noise_note:
+        meta.append(short(finding.noise_note))
     if finding.inline:
         note = f" ({short(finding.placement_note)})" if finding.placement_note else ""
         meta.append(f"on a changed line{note}")
@@ -276,6 +284,10 @@ def _finding_view(
         else:
             view["suggestion_label"] = f"Suggested replacement for line(s) {lines}:"
             view["suggestion"] = fence(clean_text(finding.suggestion), language)
+    if finding.suggestion_dropped:
+        view["suggestion_label"] = (
+            f"Suggested change left out: {short(finding.suggestion_dropped)}."
+        )
     return view
 
 

@@ -32,6 +32,11 @@ def render_plan_text(plan: DryRun) -> str:
         f"Files: {len(reviewed)} to review, {len(skipped)} skipped",
     ]
     out += [f"  skipped {f.path}: {f.reason or 'not reviewed'}" for f in skipped]
+    out += [
+        f"  partly {f.path}: {f.shown_text}; the rest of its diff does not fit in a request"
+        for f in reviewed
+        if f.partly_reviewed
+    ]
     out += ["", f"Parts: {len(plan.parts)}"]
     for part in plan.parts:
         out.append(

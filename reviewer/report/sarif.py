@@ -28,7 +28,13 @@ from urllib.parse import quote
 
 from reviewer import __version__
 from reviewer.findings import ClosedFinding, Finding, ReviewResult, Severity, sort_findings
-from reviewer.report.common import base_lines_text, line_range, skipped_files, stable_fingerprint
+from reviewer.report.common import (
+    base_lines_text,
+    line_range,
+    partly_reviewed,
+    skipped_files,
+    stable_fingerprint,
+)
 from reviewer.sinks import data_name, printable
 
 SARIF_VERSION = "2.1.0"
@@ -186,6 +192,12 @@ def _result(finding: Finding, index: int, base: str, incremental: bool) -> dict[
         properties["security-severity"] = SECURITY_SEVERITY[finding.severity]
     if finding.side == "LEFT":
         properties["baseLines"] = line_range(finding)
+    if finding.merged_from > 1:
+        properties["mergedFrom"] = finding.merged_from
+    if finding.noise:
+        properties["noise"] = finding.noise_note
+    if finding.suggestion_dropped:
+        properties["suggestionDropped"] = finding.suggestion_dropped
     print_ = stable_fingerprint(finding)
     sarif: dict[str, Any] = {
         "ruleId": rule_id(finding),
@@ -247,6 +259,20 @@ def _invocation(result: ReviewResult) -> dict[str, Any]:
             {
                 "level": "warning",
                 "message": {"text": f"Not reviewed: {data_name(path)}: {reason}"},
+                "locations": [
+                    {
+                        "physicalLocation": {
+                            "artifactLocation": {"uri": artifact_uri(path), "uriBaseId": SRCROOT}
+                        }
+                    }
+                ],
+            }
+        )
+    for path, what in partly_reviewed(result):
+        notifications.append(
+            {
+                "level": "note",
+                "message": {"text": f"{data_name(path)}: {what}"},
                 "locations": [
                     {
                         "physicalLocation": {

@@ -21,7 +21,9 @@ from reviewer.report.common import (
     group_by_file,
     line_range,
     location,
+    noise_line,
     one_line,
+    partly_reviewed,
     rule_files_lines,
     short_rev,
     skipped_by_reason,
@@ -94,6 +96,11 @@ def render_terminal(
                 f"{one_line(reason)} ({plural(len(paths), 'file')}):", width, INDENT, INDENT * 3
             )
             out += [INDENT * 2 + one_line(path) for path in paths]  # whole, to be copied
+    partly = partly_reviewed(result)
+    if partly:
+        out += _section(f"Partly reviewed ({len(partly)})", style, width)
+        for path, what in partly:
+            out += _wrap(f"{one_line(path)}: {what}", width, INDENT, INDENT * 3)
     if result.rule_files:
         out += _section(f"Rule files used ({len(result.rule_files)})", style, width)
         for line in rule_files_lines(result):
@@ -145,6 +152,9 @@ def _header(result: ReviewResult, style: _Style, width: int) -> list[str]:
         lines.append(
             f"          {len(result.suppressed)} more below the reporting threshold, not shown"
         )
+    noise = noise_line(result)
+    if noise:
+        lines += _wrap(f"Noise:    {noise}", width, "", " " * 10)
     lines.append(f"Files:    {files_text(result)}")
     lines.append(rule)
     return lines
@@ -178,6 +188,10 @@ def _finding(finding: Finding, style: _Style, width: int) -> list[str]:
     meta = [one_line(finding.category)] if finding.category else []
     if finding.side == "LEFT":
         meta.append("removed lines (base version)")
+    if finding.merged_from > 1:
+        meta.append(f"reported {finding.merged_from} times, merged")
+    if finding.noise_note:
+        meta.append(one_line(finding.noise_note))
     if finding.inline:
         meta.append("on a changed line")
     else:
@@ -199,6 +213,9 @@ def _finding(finding: Finding, style: _Style, width: int) -> list[str]:
         else:
             replacement = clean_text(finding.suggestion.rstrip("\n")).split("\n")
             out += [_cut(f"{INDENT * 2}+ {line.expandtabs(4)}", width) for line in replacement]
+    if finding.suggestion_dropped:
+        note = f"Suggested change left out: {one_line(finding.suggestion_dropped)}."
+        out += ["", *_wrap(note, width, INDENT, INDENT)]
     return out
 
 

@@ -1,0 +1,161 @@
+"""Whether a suggestion applies: checked mechanically before it is posted.
+
+GitHub's "Commit suggestion" replaces exactly the commented lines with the block's text, so a
+suggestion written for other lines, or one that breaks the file, does harm with one click. A
+suggestion that fails a check is left out of the comment (the finding stays), and the reason
+goes to the reports. Each check is one function, tried in the order of `_CHECKS`; the first
+that fails names the reason.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from reviewer.wording import plural
+
+_BRACKETS = (("(", ")"), ("[", "]"), ("{", "}"))
+_PYTHON = re.compile(r"\.pyi?$")
+# A line with a letter or digit: bare punctuation (`}`, `)`, blank) repeats everywhere, so
+# only such lines count as "the line above/below repeated".
+_MEANINGFUL = re.compile(r"\w")
+
+
+@dataclass(frozen=True)
+class Replacement:
+    """A suggestion and what it replaces: `lines` of the file at the reviewed revision, the
+    finding's `first..last` (1-based, inclusive)."""
+
+    path: str
+    lines: list[str]
+    first: int
+    last: int
+    suggestion: str
+
+    @property
+    def old(self) -> list[str]:
+        return self.lines[self.first - 1 : self.last]
+
+    @property
+    def new(self) -> list[str]:
+        text = self.suggestion[:-1] if self.suggestion.endswith("\n") else self.suggestion
+        return text.split("\n") if text else []  # empty: the lines are deleted
+
+
+def _same_lines(r: Replacement) -> str:
+    if [line.rstrip() for line in r.new] == [line.rstrip() for line in r.old]:
+        return "it is the code as it is: it changes nothing"
+    return ""
+
+
+def _fence_or_diff(r: Replacement) -> str:
+    if any(line.lstrip().startswith(("```", "~~~")) for line in r.new):
+        return "it holds a code fence; a suggestion is the bare replacement text"
+    changed = [line for line in r.new if line.strip()]
+    if changed and all(line[:1] in "+-" for line in changed) and any(
+        line[:1] == "+" for line in changed
+    ):
+        return "it is written as a diff (+/- markers); a suggestion is the replacement text"
+    return ""
+
+
+def _repeats_neighbour(r: Replacement) -> str:
+    """Its first line is the line above the range (or its last the line below) while the
+    replaced lines do not start (end) with it: applied, that line would be there twice."""
+    new, old = r.new, r.old
+    if not new:
+        return ""
+    if r.first > 1:
+        above = r.lines[r.first - 2]
+        if _MEANINGFUL.search(above) and new[0].strip() == above.strip() != old[0].strip():
+            return f"its first line repeats line {r.first - 1}, above the lines it replaces"
+    if r.last < len(r.lines):
+        below = r.lines[r.last]
+        if _MEANINGFUL.search(below) and new[-1].strip() == below.strip() != old[-1].strip():
+            return f"its last line repeats line {r.last + 1}, below the lines it replaces"
+    return ""
+
+
+def _brackets(r: Replacement) -> str:
+    old, new = "\n".join(r.old), "\n".join(r.new)
+    for opening, closing in _BRACKETS:
+        before = old.count(opening) - old.count(closing)
+        after = new.count(opening) - new.count(closing)
+        if before != after:
+            return (
+                f"its brackets do not balance like the lines it replaces ('{opening}' minus "
+                f"'{closing}': {after:+d} where the replaced lines have {before:+d})"
+            )
+    return ""
+
+
+def _indentation(r: Replacement) -> str:
+    old = next((line for line in r.old if line.strip()), None)
+    new = next((line for line in r.new if line.strip()), None)
+    if old is None or new is None:
+        return ""
+    old_indent = old[: len(old) - len(old.lstrip())]
+    new_indent = new[: len(new) - len(new.lstrip())]
+    if old_indent != new_indent:
+        return (
+            f"its indentation ({_describe(new_indent)}) does not match the line it replaces "
+            f"({_describe(old_indent)})"
+        )
+    return ""
+
+
+def _describe(indent: str) -> str:
+    if not indent:
+        return "none"
+    tabs, spaces = indent.count("\t"), indent.count(" ")
+    parts = [plural(tabs, "tab")] if tabs else []
+    parts += [plural(spaces, "space")] if spaces else []
+    return " and ".join(parts)
+
+
+def _python_parses(r: Replacement) -> str:
+    if not _PYTHON.search(r.path):
+        return ""
+    before = "\n".join(r.lines) + "\n"
+    if _syntax_error(before) is not None:
+        return ""  # it did not parse before: the suggestion is not to blame
+    after = "\n".join([*r.lines[: r.first - 1], *r.new, *r.lines[r.last :]]) + "\n"
+    error = _syntax_error(after)
+    if error is None:
+        return ""
+    return f"with it applied the file no longer parses as Python ({error})"
+
+
+def _syntax_error(source: str) -> str | None:
+    try:
+        ast.parse(source)
+    except SyntaxError as exc:
+        return f"line {exc.lineno}: {exc.msg}"
+    except (ValueError, RecursionError, MemoryError) as exc:  # NUL bytes, absurd nesting
+        return type(exc).__name__
+    return None
+
+
+_CHECKS: tuple[Callable[[Replacement], str], ...] = (
+    _same_lines,
+    _fence_or_diff,
+    _repeats_neighbour,
+    _brackets,
+    _indentation,
+    _python_parses,
+)
+
+
+def suggestion_problem(path: str, lines: list[str], first: int, last: int, suggestion: str) -> str:
+    """Why the suggestion for lines `first..last` of `path` (whose text is `lines`) should
+    not be posted, or "" when it applies."""
+    if not 1 <= first <= last <= len(lines):
+        return f"it is for lines {first}-{last}, outside the file's {plural(len(lines), 'line')}"
+    replacement = Replacement(path, lines, first, last, suggestion)
+    for check in _CHECKS:
+        problem = check(replacement)
+        if problem:
+            return problem
+    return ""

@@ -1,0 +1,111 @@
+"""Suggestions that apply: each shape of suggestion that would not apply cleanly is left out
+of the comment, the finding kept, the reason in every report. A scripted model over real
+HTTP submits one finding per shape on a real git repository."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reviewer.cli import main
+from reviewer.testing import FakeLLM, reply, tool_call
+from tests.conftest import GitRepo
+from tests.test_batching import make_change
+
+APP = """import os
+
+
+def load(path):
+    with open(path) as handle:
+        data = handle.read()
+    return data.strip()
+
+
+def total(values):
+    result = 0
+    for value in values:
+        result += value
+    return result
+"""
+
+# title -> (line, end_line, suggestion, what the reason says; "" when it is kept)
+SHAPES: dict[str, tuple[int, int, str, str]] = {
+    "Alpha": (7, 7, "    return data.strip()\n", "changes nothing"),
+    "Bravo": (7, 7, "```python\n    return data\n```", "code fence"),
+    "Charlie": (7, 7, "-    return data.strip()\n+    return data", "written as a diff"),
+    "Delta": (7, 7, "        data = handle.read()\n    return data or ''", "repeats line 6, above"),
+    "Echo": (11, 12, "    result = 0.0\n    for value in values:\n        result += value",
+             "repeats line 13, below"),
+    "Foxtrot": (7, 7, "    return data.strip(", "brackets do not balance"),
+    "Golf": (7, 7, "return data.strip() or None", "indentation (none) does not match"),
+    "Hotel": (7, 7, "    return data.strip() +", "no longer parses as Python (line 7"),
+    "India": (7, 7, "    return data.strip() or None", ""),
+    "Juliet": (14, 14, "\treturn result", "indentation (1 tab) does not match"),
+}  # fmt: skip
+
+
+def findings() -> list[dict[str, Any]]:
+    return [
+        {"path": "app.py", "line": line, "end_line": end, "severity": "medium",
+         "category": "bug", "title": f"{title} shape", "body": "See the suggestion.",
+         "suggestion": suggestion}
+        for title, (line, end, suggestion, _reason) in SHAPES.items()
+    ]  # fmt: skip
+
+
+def test_each_suggestion_that_would_not_apply_is_left_out_with_its_reason(
+    repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    make_change(repo, {"app.py": APP})
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    monkeypatch.setenv("REVIEWER_MODEL", "fake-model")
+    arguments = {"summary": "Reviewed.", "findings": findings()}
+    outputs = {fmt: tmp_path / f"r.{fmt}" for fmt in ("json", "markdown", "terminal", "sarif")}
+    with FakeLLM([reply(tool_calls=[tool_call("submit_review", arguments)])]) as llm:
+        monkeypatch.setenv("OPENAI_BASE_URL", llm.base_url)
+        args = ["review", "--repo", str(repo.root), "--base", "main", "--quiet"]
+        for fmt, path in outputs.items():
+            args += ["--format", f"{fmt}={path}"]
+        assert main(args) == 0
+        llm.assert_no_failures()
+    report = json.loads(outputs["json"].read_text())
+    by_title = {f["title"].split()[0]: f for f in report["findings"]}
+    assert set(by_title) == set(SHAPES)  # every finding stays
+    for title, (_line, _end, suggestion, reason) in SHAPES.items():
+        finding = by_title[title]
+        if reason:
+            assert finding["suggestion"] is None, title
+            assert reason in finding["suggestion_dropped"], (title, finding["suggestion_dropped"])
+        else:
+            assert finding["suggestion"] == suggestion and finding["suggestion_dropped"] == ""
+    markdown = outputs["markdown"].read_text()
+    terminal = outputs["terminal"].read_text()
+    dropped = sum(1 for _l, _e, _s, reason in SHAPES.values() if reason)
+    assert markdown.count("Suggested change left out: ") == dropped
+    assert terminal.count("Suggested change left out: ") == dropped
+    sarif = json.loads(outputs["sarif"].read_text())
+    props = [r["properties"] for r in sarif["runs"][0]["results"]]
+    assert sum(1 for p in props if "suggestionDropped" in p) == dropped
+
+
+def test_a_file_that_did_not_parse_before_is_not_held_to_parsing(
+    repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    make_change(repo, {"broken.py": "def f(:\n    return 1\n"})
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    monkeypatch.setenv("REVIEWER_MODEL", "fake-model")
+    finding = {"path": "broken.py", "line": 2, "severity": "low", "title": "Return two",
+               "body": "x", "suggestion": "    return 2 +"}  # fmt: skip
+    arguments = {"summary": "Reviewed.", "findings": [finding]}
+    out = tmp_path / "r.json"
+    with FakeLLM([reply(tool_calls=[tool_call("submit_review", arguments)])]) as llm:
+        monkeypatch.setenv("OPENAI_BASE_URL", llm.base_url)
+        args = ["review", "--repo", str(repo.root), "--base", "main", "--quiet"]
+        assert main([*args, "--format", f"json={out}"]) == 0
+    (kept,) = json.loads(out.read_text())["findings"]
+    assert kept["suggestion"] == "    return 2 +" and kept["suggestion_dropped"] == ""
