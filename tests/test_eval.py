@@ -124,10 +124,11 @@ def test_sample_dataset_scores_hits_misses_and_noise_exactly(
                  "findings": 1, "matched_findings": 1, "precision": 1.0},
         "medium": {"expected": 1, "found": 0, "recall": 0.0,
                    "findings": 0, "matched_findings": 0, "precision": None},
+        # The noise table lowers PORT_NIT ("Consider ...", no failure named) to info.
         "low": {"expected": 0, "found": 0, "recall": None,
-                "findings": 2, "matched_findings": 0, "precision": 0.0},
+                "findings": 1, "matched_findings": 0, "precision": 0.0},
         "info": {"expected": 0, "found": 0, "recall": None,
-                 "findings": 1, "matched_findings": 0, "precision": 0.0},
+                 "findings": 2, "matched_findings": 0, "precision": 0.0},
     }  # fmt: skip
     assert llm["by_repository"] == {
         "sample/stats": {"tp": 1, "fp": 2, "fn": 0, "precision": 0.3333, "recall": 1.0,
