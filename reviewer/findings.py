@@ -41,6 +41,21 @@ _RANKS = {
 CATEGORIES = ("bug", "security", "performance", "maintainability", "style", "docs", "tests")
 Side = Literal["RIGHT", "LEFT"]
 Placement = Literal["inline", "summary"]
+# What the verification pass (verify.py) said of a finding; `unverified` when it could not
+# run (a budget spent, the verifier's endpoint failed).
+VerdictName = Literal["confirmed", "refuted", "uncertain", "unverified"]
+
+
+@dataclass(frozen=True)
+class Verification:
+    """The verification of one finding: the verdict, its reason (one or two sentences), the
+    tool calls the verifier made, and the severity the model gave when the verifier changed
+    it (None when unchanged)."""
+
+    verdict: VerdictName
+    reason: str
+    tool_calls: int = 0
+    severity_before: Severity | None = None
 
 
 @dataclass(frozen=True)
@@ -67,6 +82,11 @@ class Finding:
     # For a LEFT finding: the line of the new file where its removed lines were (the first
     # line after them), so a tool that needs a place in the new file (SARIF) has one.
     new_file_line: int | None = None
+    # The model's own confidence (0..1) when it gave one, and what verification said.
+    confidence: float | None = None
+    verification: Verification | None = None
+    # Why a discarded finding is not posted (refuted, under min_confidence); else "".
+    discarded_because: str = ""
 
     @property
     def inline(self) -> bool:
@@ -209,6 +229,18 @@ class ReviewResult:
     price: ModelPrice | None = None
     # Findings of the pull request that were fixed or dismissed; never counted, never posted.
     closed: tuple[ClosedFinding, ...] = ()
+    # Findings refuted by verification or under min_confidence: never posted, never counted,
+    # kept here (with why) so nothing is lost.
+    discarded: tuple[Finding, ...] = ()
+
+    @property
+    def unverified(self) -> tuple[Finding, ...]:
+        """Reported findings that verification could not check (they are kept)."""
+        return tuple(
+            f
+            for f in (*self.findings, *self.suppressed)
+            if f.verification is not None and f.verification.verdict == "unverified"
+        )
 
     @property
     def fixed(self) -> tuple[ClosedFinding, ...]:

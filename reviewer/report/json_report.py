@@ -10,7 +10,7 @@ within version 1; renaming, removing or retyping one needs version 2.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -25,6 +25,7 @@ from reviewer.findings import (
     RuleFileUse,
     Severity,
     Usage,
+    Verification,
     sort_findings,
 )
 from reviewer.pricing import no_price_text
@@ -67,6 +68,30 @@ class FindingV1(_Strict):
     earlier: bool = Field(
         False,
         description="Reported by an earlier run of the same pull request and still open.",
+    )
+    confidence: float | None = Field(
+        None, ge=0, le=1, description="The model's confidence (0..1); null when it gave none."
+    )
+    verification: VerificationV1 | None = Field(
+        None, description="The verification pass's verdict; null when it was not checked."
+    )
+
+
+class DiscardedV1(FindingV1):
+    discarded_because: str = Field(
+        description="Why it is not posted: refuted by verification, or under min_confidence."
+    )
+
+
+class VerificationV1(_Strict):
+    verdict: Literal["confirmed", "refuted", "uncertain", "unverified"] = Field(
+        description="What the check of the finding found; unverified: it could not run "
+        "(a budget spent, the verifier's endpoint failed), and the finding is kept."
+    )
+    reason: str = Field(description="The verifier's reason, or why the check could not run.")
+    tool_calls: int = Field(ge=0, description="Tool calls the verifier made.")
+    severity_before: Severity | None = Field(
+        description="The severity the review gave, when the verifier changed it; else null."
     )
 
 
@@ -176,6 +201,11 @@ class ReportV1(_Strict):
         description="Findings dismissed by a person on GitHub or by the ignore file: never "
         "posted again, never counted.",
     )
+    discarded: list[DiscardedV1] = Field(
+        default_factory=list,
+        description="Findings refuted by verification or under min_confidence: never posted, "
+        "never counted, kept here with why.",
+    )
     states: dict[str, StateV1] = Field(
         default_factory=dict,
         description="Per fingerprint, the state of every finding of `findings`, "
@@ -231,6 +261,12 @@ def to_report(result: ReviewResult) -> ReportV1:
             DismissedV1(**_closed(c), by=c.by, how=c.how, reason=c.reason)
             for c in _sorted(result.dismissed)
         ],
+        discarded=[
+            DiscardedV1(
+                **_finding(f).model_dump(exclude_unset=False), discarded_because=f.discarded_because
+            )
+            for f in sort_findings(result.discarded)
+        ],
         states=_states(result),
         counts=CountsV1(**{s.value: counts[s] for s in Severity}),
         highest_severity=highest,
@@ -285,6 +321,10 @@ def parse_json(text: str | bytes) -> ReviewResult:
                 reason=c.reason,
             )
             for c in report.dismissed
+        ),
+        discarded=tuple(
+            replace(_from_finding(f), discarded_because=f.discarded_because)
+            for f in report.discarded
         ),
         model=report.model,
         base=report.base,
@@ -381,6 +421,19 @@ def _finding(finding: Finding) -> FindingV1:
         placement_note=finding.placement_note,
         code=finding.code,
         earlier=finding.earlier,
+        confidence=finding.confidence,
+        verification=_verification(finding.verification),
+    )
+
+
+def _verification(check: Verification | None) -> VerificationV1 | None:
+    if check is None:
+        return None
+    return VerificationV1(
+        verdict=check.verdict,
+        reason=check.reason,
+        tool_calls=check.tool_calls,
+        severity_before=check.severity_before,
     )
 
 
@@ -400,4 +453,6 @@ def _from_finding(item: FindingV1) -> Finding:
         placement_note=item.placement_note,
         code=item.code,
         earlier=item.earlier,
+        confidence=item.confidence,
+        verification=Verification(**item.verification.model_dump()) if item.verification else None,
     )
