@@ -19,7 +19,7 @@ from collections.abc import Callable
 from reviewer.diff import Change
 from reviewer.errors import ToolError
 from reviewer.findings import Side
-from reviewer.submission import FindingIn
+from reviewer.submission import FindingIn, LineCounter
 
 MIN_FRAGMENT_CHARS = 12
 # For a cited line outside the diff: how far around it a quote is looked for.
@@ -95,10 +95,24 @@ def ground(finding: FindingIn, change: Change, lines_of: LinesOf) -> str | None:
     finding._moved = f"moved from line {first} to line {start}, where its quote is"
     finding.line = start
     if finding.end_line is not None:
-        finding.end_line = finding.end_line + shift
+        # The range keeps its length (a suggestion replaces as many lines), inside the room.
+        end = min(finding.end_line + shift, high)
+        finding.end_line = end if end > start else None
     elif size > 1 and finding.suggestion is None:
         finding.end_line = start + size - 1
     return None
+
+
+def side_lines(path: str, side: Side, change: Change, counter: LineCounter) -> list[str]:
+    """The lines of `path` on `side`: the reviewed revision's, or the base's (under the
+    file's old name, for a renamed file)."""
+    if side == "RIGHT":
+        return counter.lines(path)
+    base = counter.workspace.base
+    entry = change.file(path, "LEFT")
+    if base is None or entry is None:
+        return []
+    return LineCounter(base).lines(entry.old_path or path)
 
 
 def _nearby(change: Change, path: str, side: Side, first: int, last: int) -> tuple[int, int]:

@@ -36,7 +36,7 @@ from reviewer.findings import (
     sort_findings,
 )
 from reviewer.gitcmd import run_git
-from reviewer.grounding import ground
+from reviewer.grounding import ground, side_lines
 from reviewer.ignore_file import IgnoreFile, load_ignore_file
 from reviewer.llm import DEFAULT_BASE_URL, ChatModel, Connection, ServerProfile, check_base_url
 from reviewer.redact import Redactor
@@ -399,22 +399,11 @@ def _check_submission(
             continue
         problem = check_finding(
             finding, counter, lambda path, line: change.locate(path, line, "LEFT") is not None
-        ) or ground(finding, change, lambda path, side: _lines_of(path, side, change, counter))
+        ) or ground(finding, change, lambda path, side: side_lines(path, side, change, counter))
         if problem:
             problems[number] = problem
     return problems
 
-
-def _lines_of(path: str, side: str, change: Change, counter: LineCounter) -> list[str]:
-    """The lines of `path` on `side`: the reviewed revision's, or the base's (under the
-    file's old name, for a renamed file)."""
-    if side == "RIGHT":
-        return counter.lines(path)
-    base = counter.workspace.base
-    entry = change.file(path, "LEFT")
-    if base is None or entry is None:
-        return []
-    return LineCounter(base).lines(entry.old_path or path)
 
 
 def _place_all(

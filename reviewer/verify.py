@@ -21,7 +21,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
+
+from jinja2.sandbox import SandboxedEnvironment
 
 from reviewer.agent import Agent, AgentEvents
 from reviewer.budget import LoopBudget, ReviewBudget
@@ -55,7 +58,8 @@ class Verifier:
     budget: ReviewBudget
     # A ChatModel for the verifier's settings (the review's endpoint, verify_model).
     model: Callable[[Settings], ChatModel]
-    environment: Any  # the prompt templates (templates.prompt_environment)
+    # The prompt templates: the repository's overrides at the base, else the shipped ones.
+    environment: SandboxedEnvironment
     repository: str = ""
 
 
@@ -238,5 +242,5 @@ def _messages(finding: Finding, verifier: Verifier, settings: Settings) -> tuple
     return system, task
 
 
-def verify_environment(root: Any, base: str) -> Any:
+def verify_environment(root: Path, base: str) -> SandboxedEnvironment:
     return prompt_environment(root, base, VERIFY_PROMPT_NAMES)

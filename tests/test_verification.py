@@ -27,6 +27,7 @@ from tests.test_action import (  # noqa: F401  (github and pr_repo are fixtures)
     run_action,
     submit,
 )
+from tests.test_action_runs import STATS, PullRequest, pr  # noqa: F401  (pr is a fixture)
 from tests.test_review import env, feature, finding, run  # noqa: F401  (fixtures)
 
 VERIFY = "submit_verdict"
@@ -277,3 +278,31 @@ def test_a_severity_floor_checks_only_findings_at_or_above_it(
     checked = by_title["Division by zero on an empty list"]
     assert checked["severity"] == "critical"
     assert checked["verification"]["severity_before"] == "high"
+
+
+@pytest.mark.verification
+def test_a_finding_carried_from_an_earlier_run_is_not_checked_again(pr: PullRequest) -> None:
+    first = pr.run([submit(pr_finding()), verdict("confirmed", "len([]) is 0 at app.py:6.")])
+    assert first.code == 0, first.err
+    assert [offers_verdict(body) for body in first.llm_bodies] == [False, True]
+    pr.push("Add median", {"stats.py": STATS})
+    # The second run's model finds nothing new: one request, no check of the carried one.
+    second = pr.run([submit()])
+    assert second.code == 0, second.err
+    assert [offers_verdict(body) for body in second.llm_bodies] == [False]
+    assert second.outputs["findings"] == "1"
+
+
+def test_a_removed_line_is_grounded_in_the_base_version(
+    feature: GitRepo, env: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Line 4 of the base (`result += item`) is removed; its quote is checked at the base.
+    good = finding(line=4, side="LEFT", quote="result += item", title="Lost the plain sum")
+    bad = finding(line=4, side="LEFT", quote="result += item.price", title="Lost the plain sum")
+    with FakeLLM([submit_review(bad), submit_review(good)]) as llm:
+        code, report = run(feature, llm, tmp_path, monkeypatch)
+        feedback = llm.bodies[1]["messages"][-1]["content"]
+    assert "its quote is not in the file at the base revision" in feedback
+    assert code == 0
+    (only,) = report["findings"]
+    assert (only["side"], only["line"], only["code"]) == ("LEFT", 4, "        result += item")
