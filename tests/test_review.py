@@ -467,7 +467,8 @@ def test_the_tool_call_budget(
 def test_the_token_budget(
     feature: GitRepo, env: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("REVIEWER_MAX_TOKENS", "5000")
+    # Room for the first request (its prompt estimate and reply room) and not the second.
+    monkeypatch.setenv("REVIEWER_MAX_TOKENS", "6000")
     big = {"prompt_tokens": 4000, "completion_tokens": 1500, "total_tokens": 5500}
     looping = reply(tool_calls=[tool_call("list_files", {})], usage=big)
     with FakeLLM([looping], on_exhausted="repeat_last") as llm:

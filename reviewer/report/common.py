@@ -206,7 +206,7 @@ def unverified_text(result: ReviewResult) -> tuple[str, str]:
     first = unverified[0].verification
     reason = first.reason if first is not None else ""
     return (
-        f"{plural(len(unverified), 'finding')} unverified: the check could not run, so "
-        "they are kept and counted as they are",
+        f"{plural(len(unverified), 'finding')} unverified, kept and counted: the check "
+        "could not run",
         reason,
     )
