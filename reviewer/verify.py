@@ -31,7 +31,7 @@ from reviewer.budget import LoopBudget, ReviewBudget
 from reviewer.config import Settings
 from reviewer.context import render_file
 from reviewer.diff import Change
-from reviewer.findings import Finding, Severity, Usage, Verification
+from reviewer.findings import Finding, Severity, Usage, Verification, sort_findings
 from reviewer.llm import ChatModel
 from reviewer.pricing import price_for
 from reviewer.redact import Redactor
@@ -104,13 +104,16 @@ def verify_findings(
     if verifier is None or settings.verify == "off":
         checked.kept = candidates
         return checked
-    to_check = [
-        f
-        for f in candidates
-        if not f.earlier
-        and settings.verifies(f.severity)
-        and f.severity.at_least(settings.min_severity)
-    ]
+    # Most severe first: when a budget runs out part way, what matters most was checked.
+    to_check = sort_findings(
+        [
+            f
+            for f in candidates
+            if not f.earlier
+            and settings.verifies(f.severity)
+            and f.severity.at_least(settings.min_severity)
+        ]
+    )
     if events is not None and to_check:
         events.note(f"verifying {plural(len(to_check), 'finding')} (verify = {settings.verify})")
     results: dict[int, _Outcome] = {}
