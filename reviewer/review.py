@@ -405,7 +405,6 @@ def _check_submission(
     return problems
 
 
-
 def _place_all(
     raw: list[FindingIn], change: Change, counter: LineCounter, redactor: Redactor
 ) -> list[Finding]:
