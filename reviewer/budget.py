@@ -51,6 +51,8 @@ class Reservation:
 
     tokens: int
     cost: float = 0.0
+    # The price the request is counted at (a verifier may use another model).
+    price: ModelPrice | None = None
 
 
 class ReviewBudget:
@@ -79,11 +81,15 @@ class ReviewBudget:
 
     # --- requests ------------------------------------------------------------------------
 
-    def reserve(self, prompt_tokens: int, reply_tokens: int) -> Reservation | str:
-        """Hold room for one request, or say (one line) which budget is spent."""
+    def reserve(
+        self, prompt_tokens: int, reply_tokens: int, price: ModelPrice | None = None
+    ) -> Reservation | str:
+        """Hold room for one request (at `price`, else the review model's), or say (one
+        line) which budget is spent."""
         settings = self.settings
         wanted = prompt_tokens + reply_tokens
-        most = self.price.most(prompt_tokens, reply_tokens) if self.price else 0.0
+        price = price or self.price
+        most = price.most(prompt_tokens, reply_tokens) if price else 0.0
         with self._lock:
             if self.requests >= settings.max_turns:
                 return spent_turns(settings)
@@ -100,7 +106,7 @@ class ReviewBudget:
             self.requests += 1
             self.reserved += wanted
             self.reserved_cost += most
-        return Reservation(wanted, most)
+        return Reservation(wanted, most, price)
 
     def settle(self, reservation: Reservation, usage: Usage | None) -> None:
         """Release a request's hold and count what the server says it used (when it
@@ -110,8 +116,8 @@ class ReviewBudget:
             self.reserved_cost -= reservation.cost
             if usage is not None:
                 self.tokens += usage.total_tokens
-                if self.price is not None:
-                    self.cost += self.price.cost(usage)
+                if reservation.price is not None:
+                    self.cost += reservation.price.cost(usage)
 
     def time_spent(self) -> str:
         return spent_time(self.settings) if self.clock() >= self.deadline else ""
@@ -144,6 +150,54 @@ class ReviewBudget:
             )
         elapsed = (self.clock() - self.started) / max(self.deadline - self.started, 1e-9)
         return max(*shares, elapsed)
+
+
+class LoopBudget(ReviewBudget):
+    """A short loop's share of the review's purse (a finding's verification): its requests,
+    tokens, cost and time are the review's, counted at the loop model's price; its tool
+    calls are the review's too, and at most `max_tool_calls` of them."""
+
+    def __init__(
+        self, parent: ReviewBudget, max_tool_calls: int, price: ModelPrice | None
+    ) -> None:
+        # Not ReviewBudget.__init__: every count but this loop's tool calls is the parent's.
+        self.parent = parent
+        self.settings = parent.settings
+        self.price = price
+        self.clock = parent.clock
+        self.started = parent.started
+        self.deadline = parent.deadline
+        self.max_tool_calls = max_tool_calls
+        self.tool_calls = 0
+        self._lock = threading.Lock()
+
+    def reserve(
+        self, prompt_tokens: int, reply_tokens: int, price: ModelPrice | None = None
+    ) -> Reservation | str:
+        return self.parent.reserve(prompt_tokens, reply_tokens, price or self.price)
+
+    def settle(self, reservation: Reservation, usage: Usage | None) -> None:
+        self.parent.settle(reservation, usage)
+
+    def time_spent(self) -> str:
+        return self.parent.time_spent()
+
+    def take_tool_call(self) -> bool:
+        with self._lock:
+            if self.tool_calls >= self.max_tool_calls:
+                return False
+            self.tool_calls += 1
+        return self.parent.take_tool_call()
+
+    def tool_calls_spent(self) -> bool:
+        with self._lock:
+            mine = self.tool_calls >= self.max_tool_calls
+        return mine or self.parent.tool_calls_spent()
+
+    def share_used(self) -> float:
+        with self._lock:
+            mine = self.tool_calls / max(self.max_tool_calls, 1)
+        return max(mine, self.parent.share_used())
 
 
 # The one-line reasons, naming the setting to raise: a reader can act on each.

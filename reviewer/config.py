@@ -29,6 +29,7 @@ ENV_PREFIX = "REVIEWER_"
 # `@` and a GitHub login: letters, digits and single hyphens, 39 characters at most.
 _MENTION = re.compile(r"@[A-Za-z0-9](?:-?[A-Za-z0-9]){0,38}")
 FailOn = Literal["critical", "high", "medium", "low", "info", "none"]
+VerifyLevel = Literal["all", "off", "critical", "high", "medium", "low", "info"]
 
 
 class Settings(BaseModel):
@@ -115,6 +116,26 @@ class Settings(BaseModel):
         4, ge=1, le=32, description="Batches of a large change reviewed at the same time."
     )
 
+    # Verification (reviewer/verify.py): each finding checked by a short loop that tries to
+    # refute it, spending the review's budgets.
+    verify: VerifyLevel = Field(
+        "all",
+        description='Check each finding before it is posted: "all", "off", or a severity '
+        "(only findings at or above it are checked).",
+    )
+    verify_model: str | None = Field(
+        None, description="Model that checks findings; the review's model if unset."
+    )
+    verify_tool_calls: int = Field(
+        4, ge=0, le=50, description="Tool calls the check of one finding may make."
+    )
+    min_confidence: float = Field(
+        0.0,
+        ge=0,
+        le=1,
+        description="Findings the model rates below this confidence (0..1) are discarded.",
+    )
+
     # Questions in the pull request's threads (the GitHub Action's comment triggers).
     mention: str = Field(
         "@reviewer",
@@ -173,6 +194,12 @@ class Settings(BaseModel):
 
     def fails(self, severity: Severity) -> bool:
         return self.fail_on != "none" and severity.at_least(Severity(self.fail_on))
+
+    def verifies(self, severity: Severity) -> bool:
+        """Whether a finding of this severity is checked by the verification pass."""
+        if self.verify == "off":
+            return False
+        return self.verify == "all" or severity.at_least(Severity(self.verify))
 
 
 _ENV_ALIASES = {"OPENAI_BASE_URL": "base_url", "OPENAI_API_KEY": "api_key"}
@@ -321,6 +348,7 @@ SETTING_EXAMPLES = {
     "language": 'language = "Deutsch"',
     "prices": '[prices."my-model"] with input = 2.5, cached_input = 1.25, output = 10.0',
     "max_cost": "max_cost = 2.5",
+    "verify": 'verify = "all" (or "off", or a severity such as "medium")',
 }
 
 

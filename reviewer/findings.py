@@ -41,6 +41,21 @@ _RANKS = {
 CATEGORIES = ("bug", "security", "performance", "maintainability", "style", "docs", "tests")
 Side = Literal["RIGHT", "LEFT"]
 Placement = Literal["inline", "summary"]
+# What the verification pass (verify.py) said of a finding; `unverified` when it could not
+# run (a budget spent, the verifier's endpoint failed).
+VerdictName = Literal["confirmed", "refuted", "uncertain", "unverified"]
+
+
+@dataclass(frozen=True)
+class Verification:
+    """The verification of one finding: the verdict, its reason (one or two sentences), the
+    tool calls the verifier made, and the severity the model gave when the verifier changed
+    it (None when unchanged)."""
+
+    verdict: VerdictName
+    reason: str
+    tool_calls: int = 0
+    severity_before: Severity | None = None
 
 
 @dataclass(frozen=True)
@@ -78,8 +93,12 @@ class Finding:
     # To be verified even when the `verify` severity floor would skip it (a noise class's
     # "verify" action): a mark the verification step reads.
     force_verify: bool = False
-    # Why it was discarded (never posted, never gating; in the JSON report's `discarded`).
+    # Why it was discarded (the noise table, refuted by verification, under min_confidence):
+    # never posted, never gating, in the JSON report's `discarded`.
     discard_reason: str = ""
+    # The model's own confidence (0..1) when it gave one, and what verification said.
+    confidence: float | None = None
+    verification: Verification | None = None
 
     @property
     def inline(self) -> bool:
@@ -240,9 +259,19 @@ class ReviewResult:
     price: ModelPrice | None = None
     # Findings of the pull request that were fixed or dismissed; never counted, never posted.
     closed: tuple[ClosedFinding, ...] = ()
-    # Findings discarded before posting (the noise table), each with its `discard_reason`:
-    # never posted, never counted, kept for the JSON report.
+    # Findings discarded before posting, each with its `discard_reason`: by the noise table,
+    # refuted by verification, or under min_confidence. Never posted, never counted, kept
+    # for the JSON report so nothing is lost.
     discarded: tuple[Finding, ...] = ()
+
+    @property
+    def unverified(self) -> tuple[Finding, ...]:
+        """Reported findings that verification could not check (they are kept)."""
+        return tuple(
+            f
+            for f in (*self.findings, *self.suppressed)
+            if f.verification is not None and f.verification.verdict == "unverified"
+        )
 
     @property
     def fixed(self) -> tuple[ClosedFinding, ...]:

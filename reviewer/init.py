@@ -36,6 +36,7 @@ EXAMPLES: dict[str, Any] = {
     "instructions": "Money is always in integer cents.",
     "path_instructions": {"migrations/**": "Every migration must be reversible."},
     "max_cost": 2.5,
+    "verify_model": "gpt-4o-mini",
     "prices": {"my-azure-deployment": {"input": 2.5, "cached_input": 1.25, "output": 10.0}},
 }
 

@@ -26,8 +26,15 @@ from reviewer.config import (
 from reviewer.context import BatchContext, ChangeInfo, ReviewPlan, build_plan
 from reviewer.diff import Change, load_change
 from reviewer.errors import ReviewerError, ToolError
-from reviewer.findings import FileCoverage, Finding, ModelPrice, ReviewResult, Usage
+from reviewer.findings import (
+    FileCoverage,
+    Finding,
+    ModelPrice,
+    ReviewResult,
+    sort_findings,
+)
 from reviewer.gitcmd import run_git
+from reviewer.grounding import ground, side_lines
 from reviewer.ignore_file import IgnoreFile, load_ignore_file
 from reviewer.llm import DEFAULT_BASE_URL, ChatModel, Connection, ServerProfile, check_base_url
 from reviewer.merging import merge_overlapping
@@ -44,6 +51,8 @@ from reviewer.submission import (
 )
 from reviewer.suggestion_check import suggestion_problem
 from reviewer.tools import TOOLS
+from reviewer.verdict import SUBMIT_VERDICT
+from reviewer.verify import Verifier, verify_environment, verify_findings
 from reviewer.wording import plural
 from reviewer.workspace import (
     RevisionWorkspace,
@@ -203,7 +212,11 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
     counter = LineCounter(workspace, change)
     ignore = load_ignore_file(prepared.root, base)
 
-    def result(runs: list[tuple[BatchContext, AgentOutcome]], summary: str = "") -> Review:
+    def result(
+        runs: list[tuple[BatchContext, AgentOutcome]],
+        summary: str = "",
+        verifier: Verifier | None = None,
+    ) -> Review:
         complete = all(outcome.submission is not None for _, outcome in runs)
         raw = [
             finding
@@ -218,8 +231,11 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
         # kept for the report, never posted.
         placed, discarded = apply_noise_table(_place_all(raw, change, counter, redactor), change)
         findings, ignored = ignore.split(placed)
+        # Checked before the cut by min_severity and max_findings: a refuted finding must
+        # not take a place a real one needs.
+        checked = verify_findings(findings, settings, verifier, events)
         reported, suppressed = split_reported(
-            findings, settings.min_severity, settings.max_findings
+            checked.kept, settings.min_severity, settings.max_findings
         )
         outcomes = [outcome for _, outcome in runs]
         return Review(
@@ -232,15 +248,15 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
                 base=base_point,
                 head=head_label,
                 files=parts.mark_unfinished(coverage, runs),
-                usage=sum((o.usage for o in outcomes), Usage()),
+                usage=sum((o.usage for o in outcomes), checked.usage),
                 duration_seconds=round(time.monotonic() - started, 3),
-                tool_calls=sum(o.tool_calls for o in outcomes),
-                turns=sum(o.turns for o in outcomes),
+                tool_calls=sum(o.tool_calls for o in outcomes) + checked.tool_calls,
+                turns=sum(o.turns for o in outcomes) + checked.turns,
                 incomplete_reason=parts.reasons(runs),
                 rule_files=plan.rule_files,
                 price=prepared.price,
                 closed=tuple(ignored),
-                discarded=tuple(discarded),
+                discarded=tuple(sort_findings((*discarded, *checked.discarded))),
             ),
             settings,
             parts.transcript(
@@ -302,7 +318,17 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
     else:
         with ThreadPoolExecutor(max_workers=min(settings.concurrency, len(plan.batches))) as pool:
             outcomes = list(pool.map(review_batch, plan.batches))
-    return result(list(zip(plan.batches, outcomes, strict=True)))
+    verifier = Verifier(
+        settings=settings,
+        workspace=workspace,
+        change=change,
+        redactor=redactor,
+        budget=budget,
+        model=lambda own: chat_model(own, events, profile, connection, SUBMIT_VERDICT),
+        environment=verify_environment(prepared.root, base),
+        repository=request.info.repository if request.info else quote_path(prepared.root.name),
+    )
+    return result(list(zip(plan.batches, outcomes, strict=True)), verifier=verifier)
 
 
 def chat_model(
@@ -380,7 +406,7 @@ def _check_submission(
             continue
         problem = check_finding(
             finding, counter, lambda path, line: change.locate(path, line, "LEFT") is not None
-        )
+        ) or ground(finding, change, lambda path, side: side_lines(path, side, change, counter))
         if problem:
             problems[number] = problem
     return problems

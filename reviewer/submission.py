@@ -14,7 +14,15 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+)
 
 from reviewer.diff import SUBMODULE_MODE, SYMLINK_MODE, Change
 from reviewer.errors import ToolError
@@ -84,6 +92,20 @@ class FindingIn(BaseModel):
         description="Optional exact replacement text for lines line..end_line, indentation "
         "included (no diff markers, no code fence).",
     )
+    quote: str | None = Field(
+        None,
+        description="The exact code line(s) the finding is about, copied from the reviewed "
+        "revision (from the base for side LEFT); checked against the file.",
+    )
+    confidence: float | None = Field(
+        None,
+        ge=0,
+        le=1,
+        description="How sure you are that this is a real problem, from 0 to 1, judged by "
+        "the evidence you read.",
+    )
+    # How the pipeline moved the finding to where its quote is (grounding.py), for reports.
+    _moved: str = PrivateAttr("")
 
     @field_validator("severity", mode="before")
     @classmethod

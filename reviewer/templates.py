@@ -15,6 +15,8 @@ from reviewer.gitcmd import run_git
 PROMPT_NAMES = ("system.md.j2", "task.md.j2")
 # An answer to a question in a thread (reviewer/answer.py); overridable the same way.
 ANSWER_PROMPT_NAMES = ("answer_system.md.j2", "answer_task.md.j2")
+# A finding's verification (reviewer/verify.py); overridable the same way.
+VERIFY_PROMPT_NAMES = ("verify_system.md.j2", "verify_task.md.j2")
 OVERRIDE_DIR = ".reviewer/prompts"
 
 

@@ -73,6 +73,24 @@ class GitRepo:
         return workspace
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "verification: run with the verification pass on (verify = all)"
+    )
+
+
+@pytest.fixture(autouse=True)
+def _verification_off_for_scripted_models(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The scripts of the tests before the verification pass (reviewer/verify.py) give each
+    loop its replies in order, with no verification requests between them: they run with
+    `verify = "off"` (REVIEWER_VERIFY, which their subprocesses inherit too). Users' default
+    stays "all"; tests marked `verification` (tests/test_verification.py) run with it."""
+    if request.node.get_closest_marker("verification") is None:
+        monkeypatch.setenv("REVIEWER_VERIFY", "off")
+
+
 @pytest.fixture
 def make_repo(tmp_path: Path) -> Callable[[str], GitRepo]:
     counter = iter(range(1000))

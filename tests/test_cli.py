@@ -16,7 +16,12 @@ from tests.conftest import GitRepo
 
 
 def reviewer(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("REVIEWER_")}
+    # REVIEWER_VERIFY stays: conftest turns verification off for these scripts.
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("REVIEWER_") or k == "REVIEWER_VERIFY"
+    }
     return subprocess.run(
         [sys.executable, "-m", "reviewer", *args],
         cwd=cwd,

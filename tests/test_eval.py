@@ -64,6 +64,8 @@ def env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[dict[str, s
     monkeypatch.setenv("REVIEWER_MODEL", "fake-model")
     monkeypatch.setenv("REVIEWER_JUDGE_MODEL", "judge-model")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    # The scripted reviewer answers every request with its review: no verification loops.
+    monkeypatch.setenv("REVIEWER_VERIFY", "off")
     yield dict(os.environ)
 
 

@@ -645,8 +645,9 @@ CLOSED_KEYS = {"fingerprint", "path", "severity", "category", "title", "rule"}
 FINDING_KEYS = {
     "path", "line", "end_line", "side", "severity", "category", "title", "body", "suggestion",
     "fingerprint", "inline", "placement_note", "code", "earlier", "suggestion_dropped",
-    "merged_from", "noise", "noise_note", "force_verify",
+    "merged_from", "noise", "noise_note", "force_verify", "confidence", "verification",
 }  # fmt: skip
+VERIFICATION_KEYS = {"verdict", "reason", "tool_calls", "severity_before"}
 FILE_KEYS = {
     "path", "status", "reviewed", "reason", "earlier", "partly_reviewed", "shown_lines"
 }  # fmt: skip
@@ -666,6 +667,33 @@ def test_json_contract_key_sets_are_pinned() -> None:
     assert all(set(f) == FILE_KEYS for f in doc["files"])
     assert set(doc["usage"]) == USAGE_KEYS and set(doc["counts"]) == COUNT_KEYS
     assert doc["rule_files"] and all(set(r) == RULE_FILE_KEYS for r in doc["rule_files"])
+
+
+def test_json_discarded_and_verification_round_trip() -> None:
+    from dataclasses import replace
+
+    from reviewer.findings import Verification
+
+    kept = replace(
+        FINDINGS[0],
+        confidence=0.8,
+        verification=Verification("uncertain", "Callers may check.", 2, Severity.HIGH),
+    )
+    refuted = replace(
+        FINDINGS[1],
+        verification=Verification("refuted", "A guard at line 3.", 1),
+        discard_reason="refuted by verification: A guard at line 3.",
+    )
+    result = replace(COMPLETE, findings=(kept, *FINDINGS[1:]), discarded=(refuted,))
+    doc = json.loads(render_json(result))
+    (discarded,) = doc["discarded"]
+    assert set(discarded) == FINDING_KEYS | {"reason"}
+    assert set(discarded["verification"]) == VERIFICATION_KEYS
+    assert discarded["verification"]["verdict"] == "refuted"
+    shown = next(f for f in doc["findings"] if f["fingerprint"] == kept.fingerprint)
+    assert shown["confidence"] == 0.8 and shown["verification"]["severity_before"] == "high"
+    back = parse_json(render_json(result))
+    assert back.discarded == (refuted,) and kept in back.findings
 
 
 def test_json_fixed_dismissed_and_states_round_trip() -> None:

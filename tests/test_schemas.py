@@ -20,6 +20,8 @@ from reviewer.submission import offered_tools
 from reviewer.tools import TOOLS, tool_schemas
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "tool_schemas.json"
+# The final tool of a finding's verification loop (reviewer/verdict.py), pinned the same way.
+VERDICT_SNAPSHOT = Path(__file__).parent / "snapshots" / "submit_verdict.json"
 
 CONTRACT = {
     "read_file": {"path"},
@@ -47,6 +49,18 @@ def test_schemas_match_the_snapshot() -> None:
         SNAPSHOT.write_text(current, encoding="utf-8")
     assert SNAPSHOT.read_text(encoding="utf-8") == current, (
         "The tool schemas changed; if on purpose, update the snapshot (see module docstring)."
+    )
+
+
+def test_the_verdict_schema_matches_its_snapshot() -> None:
+    from reviewer.verdict import submit_verdict_schema
+
+    current = json.dumps(submit_verdict_schema(), indent=2, sort_keys=True) + "\n"
+    if os.environ.get("REVIEWER_UPDATE_SNAPSHOTS"):
+        VERDICT_SNAPSHOT.write_text(current, encoding="utf-8")
+    assert VERDICT_SNAPSHOT.read_text(encoding="utf-8") == current, (
+        "The submit_verdict schema changed; if on purpose, update the snapshot (see module "
+        "docstring)."
     )
 
 

@@ -154,11 +154,9 @@ def partly_reviewed(result: ReviewResult) -> list[tuple[str, str]]:
 
 
 def noise_line(result: ReviewResult) -> str:
-    """What the noise table did, counted, and where discarded findings are; "" if nothing."""
-    text = noise_text((*result.findings, *result.suppressed, *result.discarded))
-    if text and result.discarded:
-        text += " · discarded findings are in the JSON report's `discarded` list"
-    return text
+    """What the noise table did, counted; "" if nothing."""
+    # Where the discarded ones are is said once, by discarded_text.
+    return noise_text((*result.findings, *result.suppressed, *result.discarded))
 
 
 def reviewed_count(result: ReviewResult) -> int:
@@ -194,3 +192,42 @@ def rule_files_lines(
     if len(result.rule_files) > limit:
         lines.append(f"… and {len(result.rule_files) - limit} more{more_note}")
     return lines
+
+
+def verification_words(finding: Finding) -> tuple[str, str]:
+    """What is known of a finding's truth, for its meta line: ("confidence 0.8 · confirmed",
+    the verifier's reason or ""). The reason is the model's (or the endpoint's) text:
+    untrusted, for the caller to make safe in its sink."""
+    parts = [f"confidence {finding.confidence:.2g}"] if finding.confidence is not None else []
+    check = finding.verification
+    if check is None:
+        return " · ".join(parts), ""
+    severity = f", severity was {check.severity_before.value}" if check.severity_before else ""
+    parts.append(f"verification: {check.verdict}{severity}")
+    return " · ".join(parts), check.reason
+
+
+def discarded_text(result: ReviewResult) -> str:
+    """How many findings were discarded and where they are ('' when none)."""
+    if not result.discarded:
+        return ""
+    return (
+        f"{plural(len(result.discarded), 'finding')} discarded by the noise table, "
+        "verification or min_confidence (never posted, never counted): the `discarded` list "
+        "of the JSON report has each, with why."
+    )
+
+
+def unverified_text(result: ReviewResult) -> tuple[str, str]:
+    """How many reported findings verification could not check, and the first reason (the
+    endpoint's words, untrusted); ('', '') when none."""
+    unverified = result.unverified
+    if not unverified:
+        return "", ""
+    first = unverified[0].verification
+    reason = first.reason if first is not None else ""
+    return (
+        f"{plural(len(unverified), 'finding')} unverified, kept and counted: the check "
+        "could not run",
+        reason,
+    )

@@ -14,6 +14,7 @@ from typing import Any
 from reviewer.findings import Finding, ReviewResult, Severity, sort_findings
 from reviewer.github.signing import Signer
 from reviewer.redact import environment_redactor
+from reviewer.report.common import verification_words
 from reviewer.report.markdown import counts_sentence, render_markdown
 from reviewer.report.mdtext import cap_text, fence, inline_code, neutralize, neutralize_line
 from reviewer.sinks import command_line, data_name, map_strings, shown_name
@@ -114,6 +115,10 @@ def comment_body(finding: Finding, signer: Signer, *, redact: Redact | None = No
             parts += ["", fence(finding.suggestion.rstrip("\n"), "suggestion")]
     if finding.placement_note:
         parts += ["", f"<sub>{neutralize(finding.placement_note, redact=redact)}</sub>"]
+    checked, reason = verification_words(finding)
+    if checked:
+        why = f": {neutralize_line(reason, redact=redact)}" if reason else ""
+        parts += ["", f"<sub>{checked}{why}</sub>"]
     text, cut = cap_text(defuse_markers("\n".join(parts)), MAX_BODY_CHARS)
     if cut:
         text += "\n\n*(cut: the comment was too long for GitHub)*"

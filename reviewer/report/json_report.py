@@ -25,6 +25,7 @@ from reviewer.findings import (
     RuleFileUse,
     Severity,
     Usage,
+    Verification,
     sort_findings,
 )
 from reviewer.noise import noise_counts, noise_table
@@ -92,12 +93,19 @@ class FindingV1(_Strict):
         "file and side, overlapping lines, alike titles) found by several parts or loops is "
         "reported once.",
     )
+    confidence: float | None = Field(
+        None, ge=0, le=1, description="The model's confidence (0..1); null when it gave none."
+    )
+    verification: VerificationV1 | None = Field(
+        None, description="The verification pass's verdict; null when it was not checked."
+    )
 
 
 class DiscardedV1(FindingV1):
     reason: str = Field(
-        description="Why it was discarded (e.g. the noise table's class and how it was "
-        "recognised); a discarded finding is never posted and never gates."
+        description="Why it was discarded: the noise table's class and how it was recognised, "
+        "refuted by verification (with the verifier's reason), or under min_confidence; a "
+        "discarded finding is never posted and never gates."
     )
 
 
@@ -109,6 +117,18 @@ class NoiseClassV1(_Strict):
         "verify: sent to verification even below the `verify` severity floor."
     )
     count: int = Field(ge=0, description="Findings of this review in the class.")
+
+
+class VerificationV1(_Strict):
+    verdict: Literal["confirmed", "refuted", "uncertain", "unverified"] = Field(
+        description="What the check of the finding found; unverified: it could not run "
+        "(a budget spent, the verifier's endpoint failed), and the finding is kept."
+    )
+    reason: str = Field(description="The verifier's reason, or why the check could not run.")
+    tool_calls: int = Field(ge=0, description="Tool calls the verifier made.")
+    severity_before: Severity | None = Field(
+        description="The severity the review gave, when the verifier changed it; else null."
+    )
 
 
 class CountsV1(_Strict):
@@ -475,6 +495,19 @@ def _finding(finding: Finding) -> FindingV1:
         force_verify=finding.force_verify,
         suggestion_dropped=finding.suggestion_dropped,
         merged_from=finding.merged_from,
+        confidence=finding.confidence,
+        verification=_verification(finding.verification),
+    )
+
+
+def _verification(check: Verification | None) -> VerificationV1 | None:
+    if check is None:
+        return None
+    return VerificationV1(
+        verdict=check.verdict,
+        reason=check.reason,
+        tool_calls=check.tool_calls,
+        severity_before=check.severity_before,
     )
 
 
@@ -499,4 +532,6 @@ def _from_finding(item: FindingV1) -> Finding:
         force_verify=item.force_verify,
         suggestion_dropped=item.suggestion_dropped,
         merged_from=item.merged_from,
+        confidence=item.confidence,
+        verification=Verification(**item.verification.model_dump()) if item.verification else None,
     )

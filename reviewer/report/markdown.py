@@ -23,6 +23,7 @@ from reviewer.report.common import (
     SEVERITIES,
     clean_text,
     counts_text,
+    discarded_text,
     files_text,
     line_range,
     location,
@@ -32,7 +33,9 @@ from reviewer.report.common import (
     rule_files_lines,
     short_rev,
     skipped_by_reason,
+    unverified_text,
     usage_text,
+    verification_words,
 )
 from reviewer.report.mdtext import (
     cap_bytes,
@@ -208,6 +211,11 @@ def _page(result: ReviewResult, title: str, redact: Callable[[str], str]) -> _Pa
     values["skipped_count"] = f"{sum(len(paths) for _reason, paths in skipped):,}"
     values["reviewed_count"] = f"{reviewed_count(result):,}" if reviewed_count(result) else ""
     values["counts_sentence"] = counts_sentence(result)
+    said, reason = unverified_text(result)
+    # discarded_text is our own words (a count); the reason an endpoint gave is not.
+    values["verification_notes"] = [text for text in (discarded_text(result),) if text] + (
+        [f"{said} ({short(reason)})."] if said else []
+    )
     values["fixed"] = _closed_lines(result.fixed, redact)
     values["dismissed"] = _closed_lines(result.dismissed, redact)
     return _Page(
@@ -249,6 +257,9 @@ def _finding_view(
     else:
         note = finding.placement_note or "not on a commentable line"
         meta.append(f"in this summary only: {short(note)}")
+    checked, reason = verification_words(finding)
+    if checked:
+        meta.append(checked + (f": {short(reason)}" if reason else ""))
     body, cut = cap_text(finding.body.strip(), body_chars)
     body = neutralize(body, min_heading=5, redact=redact) + (
         "\n\n_(cut to fit the size limit: the JSON report has the whole text)_" if cut else ""

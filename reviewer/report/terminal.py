@@ -17,6 +17,7 @@ from reviewer.findings import Finding, ReviewResult, Severity
 from reviewer.report.common import (
     clean_text,
     counts_text,
+    discarded_text,
     files_text,
     group_by_file,
     line_range,
@@ -27,7 +28,9 @@ from reviewer.report.common import (
     rule_files_lines,
     short_rev,
     skipped_by_reason,
+    unverified_text,
     usage_text,
+    verification_words,
 )
 from reviewer.sinks import inert_lines, printable, shown_name
 from reviewer.wording import plural
@@ -155,6 +158,11 @@ def _header(result: ReviewResult, style: _Style, width: int) -> list[str]:
     noise = noise_line(result)
     if noise:
         lines += _wrap(f"Noise:    {noise}", width, "", " " * 10)
+    if result.discarded:
+        lines += _wrap(discarded_text(result), width, " " * 10, " " * 10)
+    said, reason = unverified_text(result)
+    if said:
+        lines += _wrap(f"{said} ({one_line(reason)})", width, " " * 10, " " * 10)
     lines.append(f"Files:    {files_text(result)}")
     lines.append(rule)
     return lines
@@ -198,6 +206,9 @@ def _finding(finding: Finding, style: _Style, width: int) -> list[str]:
         meta.append("summary only")
     if finding.placement_note:
         meta.append(one_line(finding.placement_note))
+    checked, reason = verification_words(finding)
+    if checked:
+        meta.append(checked + (f": {one_line(reason)}" if reason else ""))
     out += [style(line, _DIM) for line in _wrap(" · ".join(meta), width, INDENT, INDENT)]
     if finding.code:
         out.append("")

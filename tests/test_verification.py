@@ -1,0 +1,308 @@
+# ruff: noqa: F811  (the fixtures imported from test_review and test_action)
+"""Grounded and verified findings (issue 25, items 1-3): a finding's `quote` is checked
+against the file (moved to it in its hunk, refused when it is nowhere), each finding is
+checked by its own short loop that ends with `submit_verdict`, and nothing is lost: a
+refuted finding is kept in the report's `discarded` list, one the verifier could not check
+is kept and marked `unverified`. Scripted models over real HTTP; the GitHub side on the
+fake GitHub."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reviewer.budget import reply_room
+from reviewer.config import Settings
+from reviewer.testing import FakeLLM, reply, server_error, tool_call
+from reviewer.testing.fake_github import FakeGitHub
+from reviewer.tokens import estimate_request_tokens
+from tests.conftest import GitRepo
+from tests.test_action import finding as pr_finding
+from tests.test_action import (  # noqa: F401  (github and pr_repo are fixtures)
+    github,
+    pr_repo,
+    run_action,
+    submit,
+)
+from tests.test_action_runs import STATS, PullRequest, pr  # noqa: F401  (pr is a fixture)
+from tests.test_review import env, feature, finding, run  # noqa: F401  (fixtures)
+
+VERIFY = "submit_verdict"
+
+
+def submit_review(*findings: dict[str, Any]) -> dict[str, Any]:
+    arguments = {"summary": "Adds `average`.", "findings": list(findings)}
+    return reply(tool_calls=[tool_call("submit_review", arguments)])
+
+
+def verdict(value: str, reason: str = "The code shows it.", **extra: Any) -> dict[str, Any]:
+    return reply(tool_calls=[tool_call(VERIFY, {"verdict": value, "reason": reason, **extra})])
+
+
+def verdicts_by_title(answers: dict[str, dict[str, Any]]) -> Any:
+    """A step for a verification request: the verdict for the finding its task names (the
+    checks of several findings run at the same time, in no fixed order)."""
+
+    def step(body: dict[str, Any]) -> dict[str, Any]:
+        task = body["messages"][1]["content"]
+        (title,) = [title for title in answers if title in task]
+        return answers[title]
+
+    return step
+
+
+def offers_verdict(body: dict[str, Any]) -> bool:
+    return any(tool["function"]["name"] == VERIFY for tool in body.get("tools") or [])
+
+
+# --- 1. grounded findings ------------------------------------------------------------------
+
+
+def test_a_finding_whose_quote_is_elsewhere_in_its_hunk_is_moved_there(
+    feature: GitRepo, env: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Cited on `def average(items):` (line 8); the quoted code is line 9, in the same hunk.
+    quoted = finding(line=8, quote="return total(items)   /  len(items)", confidence=0.9)
+    with FakeLLM([submit_review(quoted)]) as llm:
+        code, report = run(feature, llm, tmp_path, monkeypatch)
+        llm.assert_no_failures()
+    assert code == 0 and report["status"] == "complete"
+    (only,) = report["findings"]
+    assert only["line"] == 9 and only["inline"] is True
+    assert "moved from line 8 to line 9, where its quote is" in only["placement_note"]
+    assert only["code"] == "    return total(items) / len(items)"
+    assert only["confidence"] == 0.9
+
+
+def test_a_finding_whose_quote_is_nowhere_in_the_file_is_refused_with_the_reason(
+    feature: GitRepo, env: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    script = [
+        submit_review(finding(quote="return sum(items) / count")),
+        submit_review(finding(quote="return total(items) / len(items)")),
+    ]
+    with FakeLLM(script) as llm:
+        code, report = run(feature, llm, tmp_path, monkeypatch)
+        feedback = llm.bodies[1]["messages"][-1]["content"]
+    assert "submit_review was not accepted" in feedback
+    assert "its quote is not in the file" in feedback
+    assert code == 0 and [f["line"] for f in report["findings"]] == [9]
+
+
+def test_a_finding_without_a_quote_is_accepted_as_it_is(
+    feature: GitRepo, env: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with FakeLLM([submit_review(finding())]) as llm:
+        code, report = run(feature, llm, tmp_path, monkeypatch)
+    assert code == 0 and report["findings"][0]["line"] == 9
+    assert report["findings"][0]["confidence"] is None
+
+
+# --- 2. and 3. the verification pass, nothing lost ------------------------------------------
+
+@pytest.mark.verification
+def test_verify_off_sends_no_verification_request(
+    feature: GitRepo, env: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("REVIEWER_VERIFY", "off")
+    with FakeLLM([submit_review(finding())]) as llm:
+        code, report = run(feature, llm, tmp_path, monkeypatch)
+        bodies = llm.bodies
+    assert code == 0 and len(bodies) == 1 and not any(offers_verdict(b) for b in bodies)
+    (only,) = report["findings"]
+    assert only["verification"] is None and report["discarded"] == []
+
+
+@pytest.mark.verification
+def test_by_default_each_finding_is_checked_by_its_own_loop_with_the_tools(
+    feature: GitRepo, env: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    script = [
+        submit_review(finding()),
+        reply(tool_calls=[tool_call("read_file", {"path": "app.py"})]),
+        verdict("confirmed", "app.py:9 divides by len(items), which is 0 for []."),
+    ]
+    with FakeLLM(script) as llm:
+        code, report = run(feature, llm, tmp_path, monkeypatch)
+        llm.assert_no_failures()
+        bodies = llm.bodies
+    assert code == 0 and [offers_verdict(b) for b in bodies] == [False, True, True]
+    # The verifier is told to refute, and sees the finding (as data) and its file's diff.
+    system, task = (m["content"] for m in bodies[1]["messages"][:2])
+    assert "try to refute the finding" in system
+    assert "Division by zero on an empty list" in task and "def average" in task
+    (only,) = report["findings"]
+    assert only["verification"] == {
+        "verdict": "confirmed",
+        "reason": "app.py:9 divides by len(items), which is 0 for [].",
+        "tool_calls": 1,
+        "severity_before": None,
+    }
+    # What verification spent is the review's.
+    assert report["usage"]["requests"] == 3 and report["tool_calls"] == 1
+
+
+@pytest.mark.verification
+def test_a_refuted_finding_is_discarded_not_posted_and_an_uncertain_one_is_posted_marked(
+    github: FakeGitHub,
+    pr_repo: GitRepo,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    refuted = pr_finding(title="Total is wrong", line=2, suggestion=None, confidence=0.4)
+    uncertain = pr_finding()  # the division by zero, with its suggestion
+    answers = {
+        "Total is wrong": verdict("refuted", "sum(items) is the total; nothing is wrong."),
+        "Division by zero": verdict("uncertain", "Callers may never pass an empty list."),
+    }
+    run = run_action(
+        github,
+        pr_repo.root,
+        [submit(refuted, uncertain), verdicts_by_title(answers), verdicts_by_title(answers)],
+        tmp_path,
+        monkeypatch,
+        capsys,
+        REVIEWER_FAIL_ON="high",
+        REVIEWER_MAX_RETRIES="0",
+    )
+    github.assert_no_failures()
+    # Only the uncertain finding is on the pull request, saying so; it still gates.
+    (comment,) = github.review_comments
+    assert "Division by zero" in comment["body"]
+    assert "uncertain" in comment["body"] and "Callers may never pass" in comment["body"]
+    assert "Total is wrong" not in json.dumps(github.review_comments)
+    assert run.code == 1 and run.outputs["findings"] == "1"
+    # The refuted one is kept in the report, with the verdict's reason and its tool calls.
+    report = json.loads(Path(run.outputs["report"]).read_text())
+    (discarded,) = report["discarded"]
+    assert discarded["title"] == "Total is wrong"
+    assert discarded["verification"]["verdict"] == "refuted"
+    assert discarded["verification"]["tool_calls"] == 0
+    assert "refuted by verification: sum(items) is the total" in discarded["reason"]
+    # The summaries say how many were discarded and where they are.
+    (summary,) = [c for c in github.issue_comments if "reviewer:summary" in c["body"]]
+    for text in (summary["body"], run.summary):
+        said = " ".join(text.split())
+        assert "1 finding discarded by verification" in said
+        assert "`discarded` list of the JSON report" in said
+
+
+@pytest.mark.verification
+def test_a_verifier_that_errors_leaves_the_finding_unverified_and_the_review_says_so(
+    feature: GitRepo,
+    env: None,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("REVIEWER_MAX_RETRIES", "0")
+    script = [submit_review(finding()), server_error(status=500)]
+    with FakeLLM(script) as llm:
+        code, report = run(feature, llm, tmp_path, monkeypatch, "--fail-on", "high")
+    # Kept, counted and gating: a check that could not run never hides a finding.
+    assert code == 1 and report["status"] == "complete"
+    (only,) = report["findings"]
+    assert only["verification"]["verdict"] == "unverified"
+    assert "the model failed" in only["verification"]["reason"]
+    out = " ".join(capsys.readouterr().out.split())
+    assert "1 finding unverified" in out
+
+
+@pytest.mark.verification
+@pytest.mark.parametrize("budget", ["max_tokens", "max_cost"])
+def test_verification_stays_inside_the_reviews_budget(
+    budget: str,
+    feature: GitRepo,
+    env: None,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    config = tmp_path / "settings.toml"
+    config.write_text('[prices."fake-model"]\ninput = 1.0\ncached_input = 1.0\noutput = 1.0\n')
+    monkeypatch.setenv("REVIEWER_VERIFY", "off")
+    with FakeLLM([submit_review(finding())]) as llm:
+        run(feature, llm, tmp_path, monkeypatch, "--config", str(config))
+        (body,) = llm.bodies
+    # Room for what the review's request reserves (its estimate and the reply room), and
+    # less than any verification request reserves on top of what the review spent.
+    limit = estimate_request_tokens(body["messages"], body["tools"]) + reply_room(Settings()) + 50
+    monkeypatch.setenv("REVIEWER_VERIFY", "all")
+    if budget == "max_tokens":
+        monkeypatch.setenv("REVIEWER_MAX_TOKENS", str(limit))
+    else:
+        # 1 USD per million tokens: a dollar budget the same size as the token one.
+        monkeypatch.setenv("REVIEWER_MAX_COST", str(limit / 1_000_000))
+    with FakeLLM([submit_review(finding()), verdict("refuted")]) as llm:
+        code, report = run(feature, llm, tmp_path, monkeypatch, "--config", str(config))
+        bodies = llm.bodies
+    assert len(bodies) == 1  # the verification request was not sent
+    assert code == 0 and report["status"] == "complete"
+    (only,) = report["findings"]  # kept: it could not be checked
+    assert only["verification"]["verdict"] == "unverified"
+    assert f"({budget} = " in only["verification"]["reason"]
+    assert report["usage"]["total_tokens"] <= limit
+
+
+@pytest.mark.verification
+def test_a_finding_under_min_confidence_is_discarded_without_a_check(
+    feature: GitRepo, env: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("REVIEWER_MIN_CONFIDENCE", "0.5")
+    script = [submit_review(finding(confidence=0.3))]
+    with FakeLLM(script) as llm:
+        code, report = run(feature, llm, tmp_path, monkeypatch, "--fail-on", "high")
+        bodies = llm.bodies
+    assert code == 0 and len(bodies) == 1 and report["findings"] == []
+    (discarded,) = report["discarded"]
+    assert discarded["reason"] == "its confidence 0.3 is under min_confidence 0.5"
+
+
+@pytest.mark.verification
+def test_a_severity_floor_checks_only_findings_at_or_above_it(
+    feature: GitRepo, env: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("REVIEWER_VERIFY", "high")
+    low = finding(line=4, severity="low", title="Items may lack price", body="Plain numbers.")
+    script = [submit_review(finding(), low), verdict("confirmed", "Seen.", severity="critical")]
+    with FakeLLM(script) as llm:
+        code, report = run(feature, llm, tmp_path, monkeypatch)
+        llm.assert_no_failures()
+        bodies = llm.bodies
+    assert code == 0 and len(bodies) == 2
+    by_title = {f["title"]: f for f in report["findings"]}
+    assert by_title["Items may lack price"]["verification"] is None
+    checked = by_title["Division by zero on an empty list"]
+    assert checked["severity"] == "critical"
+    assert checked["verification"]["severity_before"] == "high"
+
+
+@pytest.mark.verification
+def test_a_finding_carried_from_an_earlier_run_is_not_checked_again(pr: PullRequest) -> None:
+    first = pr.run([submit(pr_finding()), verdict("confirmed", "len([]) is 0 at app.py:6.")])
+    assert first.code == 0, first.err
+    assert [offers_verdict(body) for body in first.llm_bodies] == [False, True]
+    pr.push("Add median", {"stats.py": STATS})
+    # The second run's model finds nothing new: one request, no check of the carried one.
+    second = pr.run([submit()])
+    assert second.code == 0, second.err
+    assert [offers_verdict(body) for body in second.llm_bodies] == [False]
+    assert second.outputs["findings"] == "1"
+
+
+def test_a_removed_line_is_grounded_in_the_base_version(
+    feature: GitRepo, env: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Line 4 of the base (`result += item`) is removed; its quote is checked at the base.
+    good = finding(line=4, side="LEFT", quote="result += item", title="Lost the plain sum")
+    bad = finding(line=4, side="LEFT", quote="result += item.price", title="Lost the plain sum")
+    with FakeLLM([submit_review(bad), submit_review(good)]) as llm:
+        code, report = run(feature, llm, tmp_path, monkeypatch)
+        feedback = llm.bodies[1]["messages"][-1]["content"]
+    assert "its quote is not in the file at the base revision" in feedback
+    assert code == 0
+    (only,) = report["findings"]
+    assert (only["side"], only["line"], only["code"]) == ("LEFT", 4, "        result += item")
