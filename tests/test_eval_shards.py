@@ -25,7 +25,7 @@ from reviewer.eval.metrics import case_metrics
 from reviewer.eval.results import assemble, case_score
 from reviewer.eval.runner import finding_marks
 from reviewer.eval.stages import StageInput, StageOutput
-from reviewer.findings import Finding, Severity, Usage
+from reviewer.findings import Finding, Severity, Usage, Verification
 from tests.test_eval import REVIEWS, RULES, SAMPLE, Models, env, run_eval  # noqa: F401
 
 # Every test here runs with test_eval's environment: its own cache, no REVIEWER_* of the
@@ -353,14 +353,6 @@ def test_the_example_workflow_is_checked_like_every_workflow() -> None:
 # --- the stage after the review: verification from cached reviews ------------------------
 
 
-@dataclasses.dataclass(frozen=True)
-class MarkedFinding(Finding):
-    """A finding with the marks verification gives (as a stand-in for the verifier's)."""
-
-    confidence: float | None = None
-    verification: str | None = None
-
-
 def keep_every_finding(given: StageInput) -> StageOutput:
     """`verify = "off"`: the findings as the review gave them."""
     calls.append(("off", given.head))
@@ -375,9 +367,8 @@ def stand_in_verifier(given: StageInput) -> StageOutput:
         if finding.title.startswith(("Style", "Missing", "Consider")):
             discarded.append({"title": finding.title, "reason": "refuted"})
         else:
-            kept.append(MarkedFinding(**{f.name: getattr(finding, f.name)
-                                         for f in dataclasses.fields(Finding)},
-                                      confidence=0.9, verification="confirmed"))  # fmt: skip
+            checked = Verification("confirmed", "the stand-in confirms it", 0)
+            kept.append(dataclasses.replace(finding, confidence=0.9, verification=checked))
     return StageOutput(tuple(kept), tuple(discarded), Usage(100, 10, 1), None)
 
 

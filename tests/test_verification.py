@@ -187,7 +187,7 @@ def test_a_refuted_finding_is_discarded_not_posted_and_an_uncertain_one_is_poste
     (summary,) = [c for c in github.issue_comments if "reviewer:summary" in c["body"]]
     for text in (summary["body"], run.summary):
         said = " ".join(text.split())
-        assert "1 finding discarded by verification" in said
+        assert "1 finding discarded by the noise table, verification or min_confidence" in said
         assert "`discarded` list of the JSON report" in said
 
 

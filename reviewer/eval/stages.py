@@ -67,15 +67,11 @@ StageChooser = Callable[[Settings], PostReview | None]
 
 
 def post_review_stage(settings: Settings) -> PostReview | None:
-    """The verification stage for these settings.
+    """The verification stage, for every value of `verify` (with "off" it only applies
+    `min_confidence`), so every verify setting shares one cached review."""
+    from reviewer.eval.verification import verification_stage
 
-    Not wired yet: the verification (issue 25, items 2-3) is another module's. To wire it,
-    return here, whatever `settings.verify` is, a function that verifies
-    `StageInput.findings` under `StageInput.settings` (with the read-only tools at `head`;
-    with `verify = "off"` it keeps them as they are); the evaluation then reviews once per
-    case for every verify setting and caches each setting's verification apart.
-    """
-    return None
+    return verification_stage
 
 
 def review_stage_flags(flags: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,58 @@
+"""The verification as the evaluation's post-review stage (stages.py): the same pass a review
+runs (verify.verify_findings), on a cached review's findings, with the read-only tools at the
+case's head. `reviewer eval --compare` of `verify = "off"` against `verify = "all"` then
+reviews each case once and pays only for the verification.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from reviewer.budget import ReviewBudget
+from reviewer.diff import load_change
+from reviewer.eval.stages import StageInput, StageOutput
+from reviewer.llm import Connection, ServerProfile
+from reviewer.pricing import price_for
+from reviewer.redact import Redactor
+from reviewer.verdict import SUBMIT_VERDICT
+from reviewer.verify import Verifier, verify_environment, verify_findings
+from reviewer.workspace import RevisionWorkspace
+
+
+def verification_stage(given: StageInput) -> StageOutput:
+    """Verify `given.findings` as the settings say; with `verify = "off"` only
+    `min_confidence` applies, and no model is asked."""
+    from reviewer.review import chat_model  # the review's own model factory, one way in
+
+    settings = given.settings
+    profile, connection = ServerProfile(), Connection(settings)
+    verifier = Verifier(
+        settings=settings,
+        workspace=RevisionWorkspace(given.root, given.head),
+        change=load_change(given.root, given.base, given.head),
+        redactor=Redactor(),
+        budget=ReviewBudget(settings),
+        model=lambda own: chat_model(own, None, profile, connection, SUBMIT_VERDICT),
+        environment=verify_environment(given.root, given.base),
+        repository=given.info.repository,
+    )
+    checked = verify_findings(list(given.findings), settings, verifier)
+    price = price_for(settings.verify_model or settings.model, settings.prices)
+    unverified = [
+        f for f in checked.kept if f.verification and f.verification.verdict == "unverified"
+    ]
+    return StageOutput(
+        findings=tuple(checked.kept),
+        discarded=tuple(_discarded(f) for f in checked.discarded),
+        usage=checked.usage,
+        cost=price.cost(checked.usage) if price else None,
+        # A check that could not run is not an answer to keep: asked again next time.
+        complete=not unverified,
+    )
+
+
+def _discarded(finding: Any) -> dict[str, Any]:
+    data = dataclasses.asdict(finding)
+    data["severity"] = str(finding.severity.value)
+    return {"title": finding.title, "reason": finding.discard_reason, "finding": data}
