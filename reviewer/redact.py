@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import Any, NamedTuple
 
-from reviewer.sinks import map_strings
+from reviewer.shapes import map_strings
 
 REDACTED = "[REDACTED]"
 

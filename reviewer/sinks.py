@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Callable, Mapping
-from dataclasses import fields, is_dataclass, replace
-from enum import Enum
+from collections.abc import Callable
 from typing import Any
+
+from reviewer.shapes import map_strings
 
 # Terminal readers see text, so a control character is shown as a marker. Tab and newline
 # stay; a carriage return is a newline (Windows line ends, or an attempt to overwrite the
@@ -112,7 +112,7 @@ def _redacted(text: str) -> str:
     """`text` without the secrets of the run's environment and well-known secret formats:
     every line the program writes to the log or the runner passes here, whatever flow wrote
     it (a review, an answer, a dry run, an error), so no caller can forget to."""
-    # Imported here: redact.py builds on this module (map_strings).
+    # Imported here: the redactor's tables are loaded only when a line is written.
     from reviewer.redact import environment_redactor
 
     return environment_redactor()(text)
@@ -126,16 +126,7 @@ def _escape_property(text: str) -> str:
     return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-# --- repository names in reports ----------------------------------------------------------
-# A name is held as git gives it: bytes that are not UTF-8 are surrogate-escaped, so the name
-# still reaches the right file. Reports cannot hold those, and a person must see what is
-# odd in a name, so each report kind has one rule, applied by `printable` at its entry:
-# - data (JSON, SARIF, annotations' `file`): the name itself when it is valid Unicode (the
-#   encoder escapes what it must), else git's quoted form (`"latin-\351.txt"`);
-# - what people read (terminal, Markdown, comments): git's quoted form whenever the name
-#   holds something invisible or misleading (controls, format characters such as zero-width
-#   spaces, white space at either end, a backslash), as the tools show names to the model.
-NAME_FIELDS = frozenset({"path", "old_path", "applied_to"})
+# --- repository names in reports: NAME_FIELDS (shapes.py) says which fields hold one.
 
 
 def data_name(name: str) -> str:
@@ -191,31 +182,3 @@ def printable(value: Any, name: Callable[[str], str] = data_name) -> Any:
     """`value` with every repository name (a field in NAME_FIELDS) passed through `name`,
     and every other string made valid_text."""
     return map_strings(value, valid_text, name)
-
-
-def map_strings(
-    value: Any, text: Callable[[str], str], name: Callable[[str], str] | None = None
-) -> Any:
-    """`value` (dataclasses, mappings, lists, tuples) with every string passed through
-    `text`, the shape kept; repository names (dataclass fields in NAME_FIELDS) through
-    `name` instead, when given. Enum members are names, not text: left alone."""
-    if isinstance(value, Enum):  # a StrEnum is a str, but a name, not text
-        return value
-    if isinstance(value, str):
-        return text(value)
-    if is_dataclass(value) and not isinstance(value, type):
-        changes = {}
-        for field in fields(value):
-            item = getattr(value, field.name)
-            if name is not None and field.name in NAME_FIELDS and isinstance(item, str):
-                changes[field.name] = name(item)
-            elif name is not None and field.name in NAME_FIELDS and isinstance(item, tuple):
-                changes[field.name] = tuple(map(name, item))
-            else:
-                changes[field.name] = map_strings(item, text, name)
-        return replace(value, **changes)
-    if isinstance(value, Mapping):
-        return {key: map_strings(item, text, name) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return type(value)(map_strings(item, text, name) for item in value)
-    return value

@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from reviewer.cli import main
-from reviewer.eval import stages
+from reviewer.eval import verification
 from reviewer.eval.markdown import render_report
 from reviewer.eval.metrics import case_metrics
 from reviewer.eval.results import assemble, case_score
@@ -382,7 +382,7 @@ def test_verification_runs_from_cached_reviews_and_is_cached_apart(
     cached review: the second setting costs only its verification, which is cached too."""
     calls.clear()
     chosen = {"stage": keep_every_finding}
-    monkeypatch.setattr(stages, "post_review_stage", lambda settings: chosen["stage"])
+    monkeypatch.setattr(verification, "post_review_stage", lambda settings: chosen["stage"])
     with Models(REVIEWS, RULES) as models:
         code, off = run_eval(tmp_path, str(SAMPLE), out="off")
         assert code == 0 and len(models.reviewer.requests) == 5

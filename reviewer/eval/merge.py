@@ -24,7 +24,7 @@ Loaded = tuple[str, dict[str, Any]]
 
 
 def merge_command(args: argparse.Namespace) -> int:
-    from reviewer.eval.command import checked_out, finish
+    from reviewer.eval.output import checked_out, finish
 
     out = checked_out(args.out)
     shards = [_load(path) for path in args.merge]

@@ -22,7 +22,7 @@ from reviewer import __version__
 from reviewer.config import load_settings
 from reviewer.context import ChangeInfo
 from reviewer.errors import ReviewerError
-from reviewer.eval import stages
+from reviewer.eval import verification
 from reviewer.eval.cache import Cache, key_of
 from reviewer.eval.cases import EvalCase
 from reviewer.eval.judge import JudgeError, LLMJudge, Verdict, location_match
@@ -75,7 +75,7 @@ class RunOptions:
     cache: Cache
     jobs: int = 1
     # The stage after the review (the verification), run apart from cached reviews; None:
-    # the program's own (stages.post_review_stage).
+    # the program's own (verification.post_review_stage).
     post_review: StageChooser | None = None
 
 
@@ -209,7 +209,7 @@ def _review(case: EvalCase, options: RunOptions) -> tuple[dict[str, Any], bool]:
     )
     # With a post-review stage apart, the review runs without it and its key leaves the
     # stage's settings out: one cached review serves every verify setting.
-    stage = (options.post_review or stages.post_review_stage)(asked)
+    stage = (options.post_review or verification.post_review_stage)(asked)
     flags = review_stage_flags(options.flags) if stage else options.flags
     settings = asked
     if stage:

@@ -10,7 +10,7 @@ finding checked by its own short loop that tries to refute it; `verify`, `verify
 - the post-review stage runs on the cached review's findings and is cached on its own,
   keyed by the review's key and every setting (the post-review ones included).
 
-The stage is reached through one seam, `post_review_stage(settings)`: it returns the
+The stage is reached through one seam, `verification.post_review_stage(settings)`: it returns the
 program's stage (for every value of the settings: with `verify = "off"` a stage that keeps
 the findings as they are, so "off" and "all" share the cached review), or None while the
 program has no stage apart. With None the review runs as the settings say (any
@@ -64,14 +64,6 @@ class StageOutput:
 PostReview = Callable[[StageInput], StageOutput]
 # Chooses the stage for a case's settings; None: no stage apart (see the module's text).
 StageChooser = Callable[[Settings], PostReview | None]
-
-
-def post_review_stage(settings: Settings) -> PostReview | None:
-    """The verification stage, for every value of `verify` (with "off" it only applies
-    `min_confidence`), so every verify setting shares one cached review."""
-    from reviewer.eval.verification import verification_stage
-
-    return verification_stage
 
 
 def review_stage_flags(flags: dict[str, Any]) -> dict[str, Any]:

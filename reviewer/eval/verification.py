@@ -10,14 +10,21 @@ import dataclasses
 from typing import Any
 
 from reviewer.budget import ReviewBudget
+from reviewer.config import Settings
 from reviewer.diff import load_change
-from reviewer.eval.stages import StageInput, StageOutput
+from reviewer.eval.stages import PostReview, StageInput, StageOutput
 from reviewer.llm import Connection, ServerProfile
 from reviewer.pricing import price_for
 from reviewer.redact import Redactor
 from reviewer.verdict import SUBMIT_VERDICT
 from reviewer.verify import Verifier, verify_environment, verify_findings
 from reviewer.workspace import RevisionWorkspace
+
+
+def post_review_stage(settings: Settings) -> PostReview | None:
+    """The verification stage, for every value of `verify` (with "off" it only applies
+    `min_confidence`), so every verify setting shares one cached review."""
+    return verification_stage
 
 
 def verification_stage(given: StageInput) -> StageOutput:
