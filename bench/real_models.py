@@ -151,7 +151,9 @@ def ensure_server(cache: Path) -> dict[str, Any]:
         with tarfile.open(sdist) as archive:
             archive.extractall(cache / "src", filter="data")
     build = cache / "build"
+    # The sdist has no git history: its version names the build.
     flags = [*CMAKE_FLAGS, f"-DLLAMA_BUILD_NUMBER={version.split('.')[0]}"]
+    flags.append(f"-DLLAMA_BUILD_COMMIT=pypi-{SERVER_PACKAGE}-{version}")
     say(f"configuring: cmake {' '.join(flags)}")
     generator = ["-G", "Ninja"] if shutil.which("ninja") else []
     subprocess.run(
