@@ -15,6 +15,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, Literal, get_args, get_origin
 
+import reviewer
 from reviewer.config import CONFIG_FILE, Settings
 from reviewer.errors import ReviewerError
 
@@ -121,8 +122,10 @@ def toml_value(value: Any) -> str:
 
 def example_workflow() -> str:
     """The shipped example workflow: inside the wheel, or docs/examples in a source checkout."""
-    packaged = Path(__file__).parent / "examples" / "review.yml"
-    source = Path(__file__).parent.parent / "docs" / "examples" / "review.yml"
+    # From the package's root, not this module's folder, so the module can live in any subpackage.
+    package = Path(reviewer.__file__).parent
+    packaged = package / "examples" / "review.yml"
+    source = package.parent / "docs" / "examples" / "review.yml"
     return (packaged if packaged.is_file() else source).read_text(encoding="utf-8")
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from jinja2 import ChoiceLoader, DictLoader, FileSystemLoader, StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
 
+import reviewer
 from reviewer.gitcmd import run_git
 
 PROMPT_NAMES = ("system.md.j2", "task.md.j2")
@@ -22,8 +23,10 @@ OVERRIDE_DIR = ".reviewer/prompts"
 
 def prompts_dir() -> Path:
     """Templates ship inside the wheel (reviewer/prompts); a source checkout has ./prompts."""
-    packaged = Path(__file__).parent / "prompts"
-    return packaged if packaged.is_dir() else Path(__file__).parent.parent / "prompts"
+    # From the package's root, not this module's folder, so the module can live in any subpackage.
+    package = Path(reviewer.__file__).parent
+    packaged = package / "prompts"
+    return packaged if packaged.is_dir() else package.parent / "prompts"
 
 
 def fence_for(text: str) -> str:
