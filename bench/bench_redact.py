@@ -1,4 +1,4 @@
-"""Benchmark of secret redaction (`reviewer.redact.Redactor`) on real diff text. Not a test;
+"""Benchmark of secret redaction (`reviewer.safety.redact.Redactor`) on real diff text. Not a test;
 prints a Markdown table measured side by side in one run (about 10 s with the defaults; the
 old code takes a minute more for each 20 MB `--repo`).
 
@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from reviewer.redact import REDACTED, Redactor, secret_values
+from reviewer.safety.redact import REDACTED, Redactor, secret_values
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -96,7 +96,7 @@ def review_env(base_url: str, **extra: str) -> dict[str, str]:
 # and the children it waited for, so it would report git's peak when git's is larger.
 _OWN_RSS = (
     "import os, resource, sys\n"
-    "from reviewer.cli import main\n"
+    "from reviewer.cli.program import main\n"
     "try:\n"
     "    code = main(sys.argv[1:])\n"
     "finally:\n"

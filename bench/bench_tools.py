@@ -48,7 +48,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import repogen  # a sibling module, found through the sys.path line above
 
 import reviewer
-from reviewer.gitcmd import run_git
 from reviewer.tools import run_tool
 from reviewer.workspace import (
     Listing,
@@ -57,6 +56,7 @@ from reviewer.workspace import (
     WorktreeWorkspace,
     open_workspace,
 )
+from reviewer.workspace.gitcmd import run_git
 from reviewer.workspace.search import ripgrep_binary
 
 SEARCH_TARGET = 1.5

@@ -1,3 +1,3 @@
-from reviewer.cli import main
+from reviewer.cli.program import main
 
 raise SystemExit(main())

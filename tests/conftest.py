@@ -83,7 +83,7 @@ def pytest_configure(config: pytest.Config) -> None:
 def _verification_off_for_scripted_models(
     request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The scripts of the tests before the verification pass (reviewer/verify.py) give each
+    """The scripts of the tests before the verification pass (reviewer/checks/verify.py) give each
     loop its replies in order, with no verification requests between them: they run with
     `verify = "off"` (REVIEWER_VERIFY, which their subprocesses inherit too). Users' default
     stays "all"; tests marked `verification` (tests/test_verification.py) run with it."""

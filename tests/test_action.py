@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
-from reviewer.cli import main
+from reviewer.cli.program import main
 from reviewer.github.memory import read_state
 from reviewer.github.signing import Signer
 from reviewer.testing import FakeLLM, reply, tool_call

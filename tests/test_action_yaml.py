@@ -20,7 +20,7 @@ import yaml
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from reviewer.config import _ENV_ALIASES, COMMAND_VARIABLES, Settings
+from reviewer.settings.config import _ENV_ALIASES, COMMAND_VARIABLES, Settings
 
 PROJECT = Path(__file__).resolve().parents[1]
 ACTION = PROJECT / "action.yml"

@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from reviewer.batching import Batch, Piece, group_key, plan_batches
-from reviewer.cli import main
-from reviewer.context import render_hunk, render_piece, rendered_size
-from reviewer.diff import Hunk, load_change
+from reviewer.change import Hunk, load_change
+from reviewer.change.batching import Batch, Piece, group_key, plan_batches
+from reviewer.cli.program import main
+from reviewer.review.context import render_hunk, render_piece, rendered_size
+from reviewer.review.tokens import estimate_request_tokens
 from reviewer.testing import FakeLLM, reply, tool_call
-from reviewer.tokens import estimate_request_tokens
 from tests.conftest import GitRepo
 
 _FILE = re.compile(r"^### (\S+) \(", re.MULTILINE)

@@ -9,7 +9,7 @@ import pytest
 
 from reviewer.errors import ReviewerError
 from reviewer.github.actions import add_mask, load_context, write_outputs
-from reviewer.sinks import command_line
+from reviewer.safety.sinks import command_line
 
 
 def event_file(tmp_path: Path, event: dict) -> str:

@@ -117,7 +117,7 @@ def test_a_repository_without_commits(make_repo) -> None:
 def test_tools_lists_every_tool_and_json_is_what_the_model_is_offered() -> None:
     """submit_review too: the model is offered it, and a script for the fake model writes
     its arguments, so both listings show it and its finding fields."""
-    from reviewer.submission import FindingIn, offered_tools
+    from reviewer.review.submission import FindingIn, offered_tools
 
     listing = reviewer("tools")
     assert listing.returncode == 0
@@ -159,7 +159,7 @@ def test_help_and_version_do_not_import_the_heavy_clients() -> None:
     needs them."""
     probe = (
         "import sys\n"
-        "from reviewer.cli import main\n"
+        "from reviewer.cli.program import main\n"
         "try:\n"
         "    main(['--version'])\n"
         "except SystemExit:\n"
@@ -253,7 +253,7 @@ def test_help_names_the_model_variables_the_report_files_and_every_exit_code() -
 def test_github_help_names_every_variable_it_reads() -> None:
     # REVIEWER_STATE_KEY and REVIEWER_BOT_LOGIN were read by `reviewer github` and named in
     # no help; the help is made from the one table of such variables.
-    from reviewer.variables import variables_of
+    from reviewer.settings.variables import variables_of
 
     helped = " ".join(reviewer("github", "--help").stdout.split())
     for name in variables_of("github"):

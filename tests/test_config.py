@@ -10,15 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from reviewer import config
-from reviewer.config import (
+from reviewer.errors import ReviewerError
+from reviewer.findings import Severity
+from reviewer.settings import config
+from reviewer.settings.config import (
     Settings,
     environment_layer,
     load_settings,
     require_model_settings,
 )
-from reviewer.errors import ReviewerError
-from reviewer.findings import Severity
 from reviewer.testing import FakeLLM
 from tests.conftest import GitRepo
 
@@ -216,7 +216,7 @@ def test_every_reviewer_variable_the_code_reads_is_a_setting_or_listed() -> None
 
 
 def notes_for(repo: GitRepo) -> list[str]:
-    from reviewer.config import settings_notes
+    from reviewer.settings.config import settings_notes
 
     return settings_notes(repo.root, repo.head(), None, None)
 

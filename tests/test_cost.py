@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from reviewer.budget import ReviewBudget
-from reviewer.cli import main
-from reviewer.config import Settings
+from reviewer.cli.program import main
 from reviewer.errors import ReviewerError
 from reviewer.findings import Usage
-from reviewer.pricing import Price, known_prices, price_for
+from reviewer.review.budget import ReviewBudget
+from reviewer.settings.config import Settings
+from reviewer.settings.pricing import Price, known_prices, price_for
 from reviewer.testing import FakeLLM, reply, tool_call
 from tests.conftest import GitRepo
 from tests.test_budgets import investigating_model, split_change  # noqa: F401  (fixture)

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from reviewer.cli import main
+from reviewer.cli.program import main
 from reviewer.testing import FakeLLM, reply, tool_call
 from tests.conftest import GitRepo
 from tests.test_batching import body, make_change, split_review_env
@@ -172,8 +172,8 @@ def test_the_same_problem_found_by_two_parts_is_reported_once(
 def test_what_counts_as_the_same_problem(
     a: tuple[str | None, int, int, str], b: tuple[str | None, int, int, str], same: bool
 ) -> None:
+    from reviewer.checks.merging import merge_overlapping, same_problem
     from reviewer.findings import Finding, Severity
-    from reviewer.merging import merge_overlapping, same_problem
 
     def finding(spec: tuple[str | None, int, int, str]) -> Finding:
         category, line, end, title = spec

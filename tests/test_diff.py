@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-import reviewer.diff.load
-from reviewer.diff import (
+import reviewer.change.load
+from reviewer.change import (
     MAX_FILE_PATCH_BYTES,
     Change,
     DiffLine,
@@ -32,7 +32,7 @@ from reviewer.diff import (
     parse_patch,
     unquote,
 )
-from reviewer.diff.load import added_file, split_raw
+from reviewer.change.load import added_file, split_raw
 from reviewer.errors import ReviewerError
 from tests.conftest import GIT_IDENTITY, GitRepo
 
@@ -297,12 +297,12 @@ def test_the_diff_is_parsed_the_same_whatever_pieces_it_arrives_in(
 ) -> None:
     base, head = build_names(repo)
     whole = load_change(repo.root, base, head)
-    real = reviewer.diff.load.stream_git
+    real = reviewer.change.load.stream_git
 
     def small_pieces(*args: Any, **kwargs: Any) -> Any:
         return real(*args, **kwargs, chunk_size=chunk_size)
 
-    monkeypatch.setattr(reviewer.diff.load, "stream_git", small_pieces)
+    monkeypatch.setattr(reviewer.change.load, "stream_git", small_pieces)
     pieces = load_change(repo.root, base, head)
     assert pieces == whole and len(pieces.files) > 5
     assert_golden("names", pieces)

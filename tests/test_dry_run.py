@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from reviewer.cli import main
-from reviewer.submission import submit_review_schema
+from reviewer.cli.program import main
+from reviewer.review.submission import submit_review_schema
+from reviewer.review.tokens import estimate_request_tokens
 from reviewer.testing import FakeLLM
-from reviewer.tokens import estimate_request_tokens
 from reviewer.tools import tool_schemas
 from tests.conftest import GitRepo
 from tests.test_batching import body, make_change, split_review_env, submit_for_task

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from reviewer.cli import main
+from reviewer.cli.program import main
 from reviewer.eval.judge import JudgeError, parse_verdict
 from reviewer.eval.metrics import Pair, greedy_match
 from reviewer.testing.fake_eval import FAIL, JudgeRule, scripted_judge, scripted_reviewer

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from reviewer.diff import load_change
+from reviewer.change import load_change
 from reviewer.errors import ReviewerError
 from reviewer.eval.aacr import detect_aacr, load_aacr, read_aacr
 from reviewer.eval.cases import EvalCase

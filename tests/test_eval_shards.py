@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import yaml
 
-from reviewer.cli import main
+from reviewer.cli.program import main
 from reviewer.eval import verification
 from reviewer.eval.markdown import render_report
 from reviewer.eval.metrics import case_metrics

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 
-from reviewer.agent import Agent
-from reviewer.config import Settings
 from reviewer.llm import ChatModel
-from reviewer.redact import Redactor
-from reviewer.submission import SUBMIT_ANSWER, AnswerSubmission, SubmitAnswer
+from reviewer.review.agent import Agent
+from reviewer.review.submission import SUBMIT_ANSWER, AnswerSubmission, SubmitAnswer
+from reviewer.safety.redact import Redactor
+from reviewer.settings.config import Settings
 from reviewer.testing import FakeLLM, reply, tool_call
 from tests.conftest import GitRepo
 

@@ -20,11 +20,11 @@ from pathlib import Path
 
 import pytest
 
-from reviewer.diff import load_change
+from reviewer.change import load_change
 from reviewer.errors import ReviewerError
 from reviewer.eval.history import history_dataset
-from reviewer.redact import Redactor
-from reviewer.review import _change_info
+from reviewer.review.pipeline import _change_info
+from reviewer.safety.redact import Redactor
 from reviewer.tools import run_tool
 from tests.conftest import WORKSPACE_MODES, GitRepo, workspace_for
 from tests.test_eval import Models, env, run_eval  # noqa: F401 (env is a fixture)

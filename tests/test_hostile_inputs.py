@@ -166,7 +166,7 @@ def test_review_repo_with_a_nul_byte_is_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """argv cannot hold a NUL byte, so `cli.main` is called as the console script calls it."""
-    from reviewer.cli import main
+    from reviewer.cli.program import main
 
     code = main(["review", "--repo", f"{tmp_path}\0x", "--dry-run"])
     err = capsys.readouterr().err
@@ -256,7 +256,7 @@ def test_an_unexpected_error_is_exit_2_and_one_line(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The one exit point turns a defect into exit 2 (could not complete), never 1."""
-    import reviewer.cli as cli
+    import reviewer.cli.program as cli
 
     def broken(_args: object) -> int:
         raise RuntimeError("a defect\nwith a second line")

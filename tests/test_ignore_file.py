@@ -9,7 +9,7 @@ import pytest
 
 from reviewer.errors import ReviewerError
 from reviewer.findings import Finding, Severity, fingerprint
-from reviewer.ignore_file import IGNORE_FILE, load_ignore_file, parse_ignore_file
+from reviewer.settings.ignore_file import IGNORE_FILE, load_ignore_file, parse_ignore_file
 from tests.conftest import GitRepo
 
 
@@ -123,7 +123,7 @@ def test_reviewer_review_reports_what_the_base_ignore_file_names_as_dismissed(
     JSON report's `dismissed` list and does not fail the gate."""
     import json
 
-    from reviewer.cli import main
+    from reviewer.cli.program import main
     from reviewer.testing import FakeLLM, reply, tool_call
 
     repo.write("app.py", "def total(items):\n    return sum(items)\n")

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from reviewer.config import Settings
 from reviewer.errors import ReviewerError
 from reviewer.llm import ChatModel, ContextLengthError, ModelError, ServerProfile, check_base_url
+from reviewer.settings.config import Settings
 from reviewer.testing import FakeLLM, raw, reply, tool_call
 from reviewer.testing.fake_llm import error
 

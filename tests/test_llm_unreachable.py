@@ -21,10 +21,10 @@ from typing import Any
 
 import pytest
 
-from reviewer.cli import main
-from reviewer.config import Settings
+from reviewer.cli.program import main
 from reviewer.llm import ChatModel, Connection, EndpointError, ModelError
 from reviewer.llm.endpoint import EndpointGate, is_local_host, lasting_connection_failure
+from reviewer.settings.config import Settings
 from reviewer.testing import FakeLLM, reply
 from tests.conftest import GitRepo
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from reviewer.cli import main
-from reviewer.noise import ACTIONS, noise_table
+from reviewer.checks.noise import ACTIONS, noise_table
+from reviewer.cli.program import main
 from reviewer.testing import FakeLLM, reply, tool_call
 from tests.conftest import GitRepo
 

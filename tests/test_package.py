@@ -53,7 +53,7 @@ def test_wheel_contains_every_module_and_prompt(wheel: zipfile.ZipFile) -> None:
 
 def test_wheel_declares_the_console_script(wheel: zipfile.ZipFile) -> None:
     (entry_points,) = [n for n in wheel.namelist() if n.endswith("entry_points.txt")]
-    assert "reviewer = reviewer.cli:main" in wheel.read(entry_points).decode()
+    assert "reviewer = reviewer.cli.program:main" in wheel.read(entry_points).decode()
 
 
 def test_ripgrep_is_installed_with_the_package() -> None:
@@ -72,7 +72,7 @@ def test_the_fakes_extra_is_named_when_graphql_core_is_missing(tmp_path: Path) -
     blocker = tmp_path / "sitecustomize.py"
     blocker.write_text("import sys\nsys.modules['graphql'] = None  # as if not installed\n")
     program = (
-        "import reviewer.review, reviewer.github.run\n"
+        "import reviewer.review.pipeline, reviewer.github.run\n"
         "from reviewer.testing import FakeLLM, FakeGitHub\n"
         "try:\n"
         "    FakeGitHub('.')\n"

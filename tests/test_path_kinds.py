@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 
-from reviewer.batching import Piece
-from reviewer.cli import main
-from reviewer.context import render_piece
-from reviewer.diff import load_change
+from reviewer.change import load_change
+from reviewer.change.batching import Piece
+from reviewer.cli.program import main
+from reviewer.review.context import render_piece
 from reviewer.testing import FakeLLM, reply, tool_call
 from reviewer.tools import run_tool
 from reviewer.workspace import RevisionWorkspace

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from reviewer.diff import load_change
+from reviewer.change import load_change
 from reviewer.findings import FileCoverage, Finding, Severity
 from reviewer.github.carry import OpenFinding, code_hash, open_finding, still_open
 from reviewer.github.memory import (
@@ -32,7 +32,7 @@ from reviewer.report.github import (
     review_marker_of,
     summary_comment,
 )
-from reviewer.submission import LineCounter
+from reviewer.review.submission import LineCounter
 from reviewer.workspace import RevisionWorkspace
 from tests.conftest import GitRepo
 

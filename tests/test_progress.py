@@ -8,7 +8,7 @@ import re
 import time
 
 from reviewer.findings import Usage
-from reviewer.progress import Progress
+from reviewer.review.progress import Progress
 
 
 class Terminal(io.StringIO):

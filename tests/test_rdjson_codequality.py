@@ -29,7 +29,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from reviewer.cli import main
+from reviewer.cli.program import main
 from reviewer.findings import FileCoverage, ReviewResult, Severity
 from reviewer.report import FORMATS, render, write_report
 from reviewer.report.codequality import SEVERITIES as CODEQUALITY_SEVERITIES

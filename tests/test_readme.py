@@ -17,7 +17,7 @@ import pytest
 from pydantic import AliasChoices
 
 from reviewer.findings import CATEGORIES, Severity
-from reviewer.submission import FindingIn, SubmitReview
+from reviewer.review.submission import FindingIn, SubmitReview
 from reviewer.testing.fake_llm import FakeLLM, reply, tool_call
 from tests.conftest import GitRepo
 
@@ -174,7 +174,7 @@ def test_a_fresh_clone_without_a_base_is_told_how_to_give_one(fresh_clone: Path)
 def test_exit_0_of_the_action_says_which_files_are_reviewed() -> None:
     """A complete run lists generated files (and the others below) as not reviewed and exits
     0: the exit-code paragraph must not promise that every file was reviewed, and names each
-    reason `reviewer.selection.select_files` gives a file that is never reviewed."""
+    reason `reviewer.change.selection.select_files` gives a file that is never reviewed."""
     paragraph = re.search(r"^Exit codes: `0` (.*?)`1`", section("GitHub Action"), re.S | re.M)
     assert paragraph
     text = " ".join(paragraph.group(1).split())
@@ -192,7 +192,7 @@ def test_a_scripted_question_is_documented_with_submit_answer() -> None:
     reply is one the answer loop accepts."""
     import json as json_module
 
-    from reviewer.submission import SUBMIT_ANSWER, SubmitAnswer
+    from reviewer.review.submission import SUBMIT_ANSWER, SubmitAnswer
 
     text = section("Test your prompts and settings without a model")
     match = re.search(r'`(\{"tool_calls": \[\{"name": "submit_answer".*?\}\]\})`', text)

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from reviewer.cli import main
-from reviewer.redact import REDACTED, Redactor, secret_values
+from reviewer.cli.program import main
+from reviewer.safety.redact import REDACTED, Redactor, secret_values
 from reviewer.testing import FakeLLM, reply, tool_call
 from tests.conftest import GitRepo
 

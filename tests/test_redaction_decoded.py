@@ -18,10 +18,10 @@ from markdown_it import MarkdownIt
 
 from reviewer.findings import Finding, ReviewResult, Severity
 from reviewer.github.signing import Signer
-from reviewer.redact import Redactor
 from reviewer.report import render
 from reviewer.report.github import comment_body, review_body, summary_comment
 from reviewer.report.mdtext import neutralize, neutralize_line
+from reviewer.safety.redact import Redactor
 from tests.test_action import finding, github, pr_repo  # noqa: F401  (fixtures)
 from tests.test_action_runs import PullRequest, pr, submit_saying  # noqa: F401
 from tests.test_redaction import TOKENS

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from reviewer.cli import main
+from reviewer.cli.program import main
 from reviewer.testing import (
     FakeLLM,
     context_length_exceeded,

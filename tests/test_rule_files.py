@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from reviewer.cli import main
-from reviewer.config import Layer, environment_layer, resolve_settings
+from reviewer.cli.program import main
 from reviewer.errors import ReviewerError
-from reviewer.rule_files import MAX_FILE_CHARS, load_rule_files, rules_for_part
-from reviewer.rule_text import review_section, split_front_matter
+from reviewer.settings.config import Layer, environment_layer, resolve_settings
+from reviewer.settings.rule_files import MAX_FILE_CHARS, load_rule_files, rules_for_part
+from reviewer.settings.rule_text import review_section, split_front_matter
 from reviewer.testing import FakeLLM
 from tests.conftest import GitRepo
 from tests.test_batching import body, split_review_env, submit_for_task

@@ -16,11 +16,11 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from reviewer.submission import offered_tools
+from reviewer.review.submission import offered_tools
 from reviewer.tools import TOOLS, tool_schemas
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "tool_schemas.json"
-# The final tool of a finding's verification loop (reviewer/verdict.py), pinned the same way.
+# The final tool of a finding's verification loop (reviewer/checks/verdict.py), pinned the same way.
 VERDICT_SNAPSHOT = Path(__file__).parent / "snapshots" / "submit_verdict.json"
 
 CONTRACT = {
@@ -53,7 +53,7 @@ def test_schemas_match_the_snapshot() -> None:
 
 
 def test_the_verdict_schema_matches_its_snapshot() -> None:
-    from reviewer.verdict import submit_verdict_schema
+    from reviewer.checks.verdict import submit_verdict_schema
 
     current = json.dumps(submit_verdict_schema(), indent=2, sort_keys=True) + "\n"
     if os.environ.get("REVIEWER_UPDATE_SNAPSHOTS"):

@@ -18,7 +18,7 @@ import pytest
 
 import reviewer
 from reviewer.report.mdtext import neutralize, neutralize_line
-from reviewer.sinks import (
+from reviewer.safety.sinks import (
     clean_text,
     command_line,
     for_model,
@@ -160,11 +160,11 @@ def test_a_model_request_leaves_as_valid_utf8_in_its_own_shape() -> None:
 ALLOWED_WRITERS = {
     ("reviewer/github/actions.py", "add_mask"),
     ("reviewer/github/actions.py", "emit_command"),
-    ("reviewer/sinks.py", "log"),
-    ("reviewer/cli.py", "_write"),
-    ("reviewer/progress.py", "_draw"),  # the live line, made by log_line
-    ("reviewer/progress.py", "_line"),
-    ("reviewer/progress.py", "done"),
+    ("reviewer/safety/sinks.py", "log"),
+    ("reviewer/cli/program.py", "_write"),
+    ("reviewer/review/progress.py", "_draw"),  # the live line, made by log_line
+    ("reviewer/review/progress.py", "_line"),
+    ("reviewer/review/progress.py", "done"),
     ("reviewer/report/__init__.py", "write_text"),
     # prints annotations() lines, made by command_line
     ("reviewer/github/review_flow.py", "review_pull"),
@@ -291,8 +291,8 @@ def test_three_thousand_findings_and_growing_redactions_keep_githubs_limit() -> 
     from reviewer.findings import Finding, ReviewResult, Severity
     from reviewer.github.memory import PullState, state_line
     from reviewer.github.signing import Signer
-    from reviewer.redact import Redactor
     from reviewer.report.github import summary_comment
+    from reviewer.safety.redact import Redactor
 
     # `a:b@` becomes `[REDACTED]@`: a line of them grows by half again under redaction.
     growing = " ".join(f"https://u{n}:p@h" for n in range(3_000))
@@ -321,7 +321,7 @@ def test_three_thousand_findings_and_growing_redactions_keep_githubs_limit() -> 
 def test_the_terminal_report_prints_no_runner_command(repo: GitRepo, capsys: Any) -> None:
     """`reviewer review` in a CI step prints its report on stdout, where the Actions runner
     reads commands: a title or body the model starts with `::` or fills with `##[` is shown."""
-    from reviewer.cli import main
+    from reviewer.cli.program import main
 
     repo.write("app.py", "x = 1\n")
     repo.commit("base")

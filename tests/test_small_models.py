@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from reviewer.agent import Agent
-from reviewer.config import Settings
 from reviewer.llm import ChatModel
-from reviewer.redact import Redactor
-from reviewer.submission import SUBMIT_ANSWER, AnswerSubmission
+from reviewer.review.agent import Agent
+from reviewer.review.submission import SUBMIT_ANSWER, AnswerSubmission
+from reviewer.safety.redact import Redactor
+from reviewer.settings.config import Settings
 from reviewer.testing import FakeLLM, error, reply, tool_call
 from tests.conftest import GitRepo
 from tests.test_review import env, feature, finding, run, submit

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from reviewer.cli import main
+from reviewer.cli.program import main
 from tests.test_action import finding, github, pr_repo, submit  # noqa: F401  (fixtures)
 from tests.test_action_runs import PullRequest, pr  # noqa: F401  (pr is a fixture)
 from tests.test_conversation_runs import GUARDED

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from reviewer.cli import main
+from reviewer.cli.program import main
 from reviewer.testing import FakeLLM, reply, tool_call
 from tests.conftest import GitRepo
 from tests.test_batching import make_change

@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from reviewer.budget import reply_room
-from reviewer.config import Settings
+from reviewer.review.budget import reply_room
+from reviewer.review.tokens import estimate_request_tokens
+from reviewer.settings.config import Settings
 from reviewer.testing import FakeLLM, reply, server_error, tool_call
 from reviewer.testing.fake_github import FakeGitHub
-from reviewer.tokens import estimate_request_tokens
 from tests.conftest import GitRepo
 from tests.test_action import finding as pr_finding
 from tests.test_action import (  # noqa: F401  (github and pr_repo are fixtures)

@@ -33,8 +33,8 @@ from urllib.parse import urlsplit
 
 from reviewer.errors import ReviewerError, json_problem
 from reviewer.eval.cases import EvalCase, ExpectedIssue
-from reviewer.gitcmd import GitFailed, allow_fetching, run_git
 from reviewer.wording import plural
+from reviewer.workspace.gitcmd import GitFailed, allow_fetching, run_git
 
 # Where repositories are cloned from; a test (or a mirror) points it elsewhere.
 GIT_BASE_ENV = "REVIEWER_EVAL_GIT_BASE"

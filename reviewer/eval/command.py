@@ -8,7 +8,6 @@ import os
 import time
 from pathlib import Path
 
-from reviewer.config import Layer, environment_layer, resolve_settings
 from reviewer.errors import ReviewerError
 from reviewer.eval.cache import Cache
 from reviewer.eval.cases import Dataset, EvalCase
@@ -18,7 +17,8 @@ from reviewer.eval.output import checked_out, finish
 from reviewer.eval.results import build_results
 from reviewer.eval.runner import RunOptions, run_cases, setup_identity
 from reviewer.eval.shards import parse_shard
-from reviewer.sinks import log
+from reviewer.safety.sinks import log
+from reviewer.settings.config import Layer, environment_layer, resolve_settings
 from reviewer.wording import plural
 
 
@@ -146,6 +146,6 @@ def _pick(
 def compare_text(first: Path, second: Path) -> str:
     """`--compare A B`: the two results side by side (terminal-safe text)."""
     from reviewer.eval.compare import compare, load_results
-    from reviewer.sinks import clean_text
+    from reviewer.safety.sinks import clean_text
 
     return clean_text(compare(load_results(first), load_results(second), (str(first), str(second))))

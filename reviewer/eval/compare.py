@@ -9,7 +9,7 @@ from typing import Any
 
 from reviewer.errors import ReviewerError, json_problem
 from reviewer.eval.results import RESULTS_FORMAT
-from reviewer.sinks import one_line
+from reviewer.safety.sinks import one_line
 
 _METRICS = ("precision", "recall", "f1", "tp", "fp", "fn", "findings_per_case")
 

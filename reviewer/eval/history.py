@@ -22,8 +22,8 @@ from reviewer.errors import ReviewerError
 from reviewer.eval.cache import key_of
 from reviewer.eval.cases import Dataset, EvalCase, ExpectedIssue
 from reviewer.eval.local import git_writing
-from reviewer.gitcmd import run_git
 from reviewer.workspace import repository_root, resolve_commit
+from reviewer.workspace.gitcmd import run_git
 
 DEFAULT_FIX_PATTERN = r"(?i)\b(fix(e[sd])?|bug(fix)?|regression|hotfix)\b"
 _HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@", re.MULTILINE)

@@ -14,11 +14,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from reviewer.config import Settings
 from reviewer.errors import ReviewerError
 from reviewer.eval.cases import ExpectedIssue
 from reviewer.findings import Usage
 from reviewer.llm import ChatModel, Connection, ServerProfile
+from reviewer.settings.config import Settings
 
 JUDGE_SYSTEM = """\
 You judge a code review bot. You are given one issue that a change is known to have, and

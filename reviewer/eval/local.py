@@ -27,7 +27,7 @@ from typing import Any
 from reviewer.errors import ReviewerError, json_problem
 from reviewer.eval.cases import SIDES, Dataset, EvalCase, ExpectedIssue
 from reviewer.findings import Severity
-from reviewer.gitcmd import git_argv, git_env, run_git
+from reviewer.workspace.gitcmd import git_argv, git_env, run_git
 
 FORMAT_TAG = "reviewer-eval"
 SEVERITY_NAMES = tuple(severity.value for severity in Severity)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from reviewer.report.mdsafe import escape_text
-from reviewer.sinks import one_line
+from reviewer.safety.sinks import one_line
 from reviewer.wording import plural
 
 _MAX_CELL = 120

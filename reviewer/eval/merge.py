@@ -17,7 +17,7 @@ from reviewer.errors import ReviewerError
 from reviewer.eval.compare import load_results
 from reviewer.eval.results import assemble
 from reviewer.eval.shards import positions
-from reviewer.sinks import log
+from reviewer.safety.sinks import log
 from reviewer.wording import plural
 
 Loaded = tuple[str, dict[str, Any]]

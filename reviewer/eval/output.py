@@ -10,7 +10,7 @@ from reviewer.errors import ExitCode, ReviewerError
 from reviewer.eval.markdown import render_report
 from reviewer.eval.results import write_json
 from reviewer.report import check_writable
-from reviewer.sinks import log
+from reviewer.safety.sinks import log
 
 
 def checked_out(out: Path) -> Path:

@@ -19,8 +19,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 from reviewer import __version__
-from reviewer.config import load_settings
-from reviewer.context import ChangeInfo
 from reviewer.errors import ReviewerError
 from reviewer.eval import verification
 from reviewer.eval.cache import Cache, key_of
@@ -37,7 +35,9 @@ from reviewer.eval.stages import (
     review_stage_flags,
 )
 from reviewer.findings import Finding, Usage
-from reviewer.templates import prompt_texts
+from reviewer.review.context import ChangeInfo
+from reviewer.review.templates import prompt_texts
+from reviewer.settings.config import load_settings
 from reviewer.wording import plural
 from reviewer.workspace import repository_root, resolve_commit
 
@@ -52,7 +52,7 @@ def setup_identity(flags: dict[str, Any], config_path: Path | None, environ: dic
     """A hash of the settings every case of a run shares (the flags, the --config file, the
     REVIEWER_* environment, the version), by which --merge refuses shards run differently.
     Like the review key, it leaves out where the model is reached and the key."""
-    from reviewer.config import environment_layer
+    from reviewer.settings.config import environment_layer
 
     environment = {
         key: value
@@ -200,7 +200,7 @@ def _judge_all(run: CaseRun, judge: LLMJudge, cache: Cache) -> None:
 
 def _review(case: EvalCase, options: RunOptions) -> tuple[dict[str, Any], bool]:
     """The case's review record, from the cache or by running the normal review."""
-    from reviewer.review import ReviewRequest, run_review
+    from reviewer.review.pipeline import ReviewRequest, run_review
 
     root = repository_root(case.repo)
     base, head = resolve_commit(root, case.base), resolve_commit(root, case.head)

@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reviewer.config import Settings
-from reviewer.context import ChangeInfo
 from reviewer.findings import Finding, Severity, Usage
+from reviewer.review.context import ChangeInfo
+from reviewer.settings.config import Settings
 
 # Settings that belong to the post-review stage: never in the review stage's key.
 POST_REVIEW_SETTINGS = frozenset({"verify", "verify_model", "min_confidence"})

@@ -9,15 +9,15 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from reviewer.budget import ReviewBudget
-from reviewer.config import Settings
-from reviewer.diff import load_change
+from reviewer.change import load_change
+from reviewer.checks.verdict import SUBMIT_VERDICT
+from reviewer.checks.verify import Verifier, verify_environment, verify_findings
 from reviewer.eval.stages import PostReview, StageInput, StageOutput
 from reviewer.llm import Connection, ServerProfile
-from reviewer.pricing import price_for
-from reviewer.redact import Redactor
-from reviewer.verdict import SUBMIT_VERDICT
-from reviewer.verify import Verifier, verify_environment, verify_findings
+from reviewer.review.budget import ReviewBudget
+from reviewer.safety.redact import Redactor
+from reviewer.settings.config import Settings
+from reviewer.settings.pricing import price_for
 from reviewer.workspace import RevisionWorkspace
 
 
@@ -30,7 +30,7 @@ def post_review_stage(settings: Settings) -> PostReview | None:
 def verification_stage(given: StageInput) -> StageOutput:
     """Verify `given.findings` as the settings say; with `verify = "off"` only
     `min_confidence` applies, and no model is asked."""
-    from reviewer.review import chat_model  # the review's own model factory, one way in
+    from reviewer.review.pipeline import chat_model  # the review's own model factory, one way in
 
     settings = given.settings
     profile, connection = ServerProfile(), Connection(settings)

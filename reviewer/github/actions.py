@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from reviewer.errors import ReviewerError, json_problem
-from reviewer.sinks import command_line
-from reviewer.sinks import log as sinks_log
+from reviewer.safety.sinks import command_line
+from reviewer.safety.sinks import log as sinks_log
 
 # A comment starts a run that answers it (github/answer_flow.py); the others review.
 COMMENT_EVENTS = ("pull_request_review_comment", "issue_comment")

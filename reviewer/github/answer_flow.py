@@ -13,8 +13,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from reviewer.answer import Answer, Question, Said, answer_question
-from reviewer.config import Settings, resolve_settings, settings_layers
 from reviewer.errors import ExitCode, ReviewerError
 from reviewer.github.actions import (
     ActionsContext,
@@ -29,11 +27,13 @@ from reviewer.github.memory import our_summary
 from reviewer.github.pull import OpenPull, open_pull
 from reviewer.github.review_flow import request_for, review_pull
 from reviewer.github.scope import ReviewScope
-from reviewer.progress import Progress
-from reviewer.redact import Redactor
 from reviewer.report.answer import answer_body, answered_question, not_answered_body
 from reviewer.report.github import last_line
 from reviewer.report.mdtext import neutralize
+from reviewer.review.answer import Answer, Question, Said, answer_question
+from reviewer.review.progress import Progress
+from reviewer.safety.redact import Redactor
+from reviewer.settings.config import Settings, resolve_settings, settings_layers
 from reviewer.wording import plural
 
 

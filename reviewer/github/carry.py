@@ -9,11 +9,11 @@ import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from reviewer.anchor import placement_of
-from reviewer.diff import Change
+from reviewer.change import Change
 from reviewer.errors import ToolError
 from reviewer.findings import Finding, Severity, Side
-from reviewer.submission import LineCounter
+from reviewer.review.anchor import placement_of
+from reviewer.review.submission import LineCounter
 
 
 @dataclass(frozen=True)

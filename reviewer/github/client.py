@@ -17,7 +17,7 @@ import requests
 from github import Auth, Github, GithubException
 from github.PullRequest import PullRequest
 
-from reviewer.diff import parse_hunks
+from reviewer.change import parse_hunks
 from reviewer.errors import ReviewerError
 from reviewer.github.signing import Signer
 from reviewer.report.github import comment_fingerprint, is_summary, last_line, review_marker_of

@@ -27,8 +27,8 @@ from reviewer.github.carry import OpenFinding
 from reviewer.github.client import GitHubClient, GitHubError, ReadOnlyToken
 from reviewer.github.memory import PullState
 from reviewer.github.threads import resolve_thread, review_threads
-from reviewer.ignore_file import IGNORE_FILE_HOW, IgnoreFile
 from reviewer.report.github import comment_fingerprint
+from reviewer.settings.ignore_file import IGNORE_FILE_HOW, IgnoreFile
 from reviewer.wording import plural
 
 FIXED_REPLY = "Fixed in `{commit}`."

@@ -9,17 +9,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from reviewer.dryrun import plan_review
 from reviewer.errors import ExitCode, ReviewerError
 from reviewer.github.actions import TRUE_WORDS, ActionsContext, append_summary, log, write_outputs
 from reviewer.github.memory import our_summary
 from reviewer.github.pull import open_pull
 from reviewer.github.review_flow import decide_scope, request_for
 from reviewer.github.run_files import report_path
-from reviewer.progress import Progress
 from reviewer.report import write_text
 from reviewer.report.mdtext import fence, neutralize_line
 from reviewer.report.plan import render_plan_json, render_plan_text
+from reviewer.review.dryrun import plan_review
+from reviewer.review.progress import Progress
 
 DRY_RUN = "dry-run"
 _FALSE = ("false", "0", "no", "")

@@ -8,8 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from reviewer.errors import ReviewerError
-from reviewer.gitcmd import run_git
 from reviewer.wording import plural
+from reviewer.workspace.gitcmd import run_git
 
 _DEEPEN_STEPS = (50, 500)
 

@@ -12,8 +12,8 @@ from reviewer.errors import ReviewerError
 from reviewer.findings import Finding, ReviewResult
 from reviewer.github.actions import ActionsContext, emit_command, log
 from reviewer.github.client import GitHubClient, InvalidAnchors, ReadOnlyToken
-from reviewer.redact import Redactor
 from reviewer.report.github import review_body, review_comment, summary_comment
+from reviewer.safety.redact import Redactor
 from reviewer.wording import plural
 
 

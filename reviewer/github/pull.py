@@ -9,13 +9,13 @@ from pathlib import Path
 from typing import Any
 
 from reviewer.errors import ReviewerError
-from reviewer.gitcmd import run_git
 from reviewer.github.actions import ActionsContext, log
 from reviewer.github.client import ACTIONS_BOT, GitHubClient, PullInfo
 from reviewer.github.fetch import ensure_commits
 from reviewer.github.scope import changed_paths
 from reviewer.github.signing import Signer
 from reviewer.workspace import repository_root
+from reviewer.workspace.gitcmd import run_git
 
 
 @dataclass(frozen=True)

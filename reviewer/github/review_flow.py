@@ -13,9 +13,6 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from reviewer.anchor import merge_duplicates, split_reported
-from reviewer.config import settings_notes
-from reviewer.context import ChangeInfo
 from reviewer.errors import ExitCode
 from reviewer.findings import Finding, ReviewResult, Severity
 from reviewer.github.actions import (
@@ -33,12 +30,15 @@ from reviewer.github.posting import closing_line, post
 from reviewer.github.pull import OpenPull, open_pull
 from reviewer.github.run_files import check_run_files, write_run_files
 from reviewer.github.scope import ReviewScope, review_scope
-from reviewer.progress import Progress
-from reviewer.redact import Redactor
 from reviewer.report import render
 from reviewer.report.common import tokens_and_cost_text
 from reviewer.report.github import annotations
-from reviewer.review import Review, ReviewRequest, run_review
+from reviewer.review.anchor import merge_duplicates, split_reported
+from reviewer.review.context import ChangeInfo
+from reviewer.review.pipeline import Review, ReviewRequest, run_review
+from reviewer.review.progress import Progress
+from reviewer.safety.redact import Redactor
+from reviewer.settings.config import settings_notes
 from reviewer.wording import plural
 
 

@@ -10,8 +10,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from reviewer.gitcmd import run_git
 from reviewer.wording import plural
+from reviewer.workspace.gitcmd import run_git
 
 if TYPE_CHECKING:  # memory.py remembers what this decides from
     from reviewer.github.memory import PullState

@@ -21,8 +21,6 @@ from urllib.parse import urlsplit
 
 import openai
 
-from reviewer.budget import reply_cap
-from reviewer.config import Settings
 from reviewer.errors import ReviewerError
 from reviewer.llm.endpoint import EndpointGate, lasting_connection_failure
 from reviewer.llm.failures import (
@@ -41,7 +39,9 @@ from reviewer.llm.failures import (
 from reviewer.llm.quirks import ADAPT_NOTES, Action, ServerProfile, find_quirk
 from reviewer.llm.replies import Reply, for_server, normalize
 from reviewer.llm.text_calls import FinalShape
-from reviewer.sinks import for_model
+from reviewer.review.budget import reply_cap
+from reviewer.safety.sinks import for_model
+from reviewer.settings.config import Settings
 
 _MAX_BACKOFF_SECONDS = 30.0
 # A failure the server says is worth retrying (Groq's tool_use_failed) is retried this often.

@@ -9,10 +9,10 @@ from urllib.parse import urlsplit
 
 import openai
 
-from reviewer.config import Settings
 from reviewer.errors import ReviewerError
 from reviewer.llm.endpoint import lasting_connection_failure
 from reviewer.llm.quirks import Action, Quirk, error_code, looks_like_html, server_message
+from reviewer.settings.config import Settings
 from reviewer.wording import plural
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -34,7 +34,8 @@ class EndpointError(ModelError):
 class ReplyTimedOut(ModelError):
     """The server took the request, but the reply did not come within request_timeout: a
     reply still being written (a small model running away on a CPU). Asking the same again
-    would run away again; the loop asks for a shorter answer instead (reviewer/steering.py)."""
+    would run away again; the loop asks for a shorter answer instead
+    (reviewer/review/steering.py)."""
 
 
 def timed_out_mid_reply(exc: Exception) -> bool:

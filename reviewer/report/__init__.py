@@ -20,7 +20,6 @@ from typing import Any
 
 from reviewer.errors import ReviewerError
 from reviewer.findings import ReviewResult
-from reviewer.redact import Redactor, redact_values
 from reviewer.report.codequality import render_codequality
 from reviewer.report.json_report import parse_json, render_json, report_schema
 from reviewer.report.markdown import render_markdown
@@ -28,7 +27,8 @@ from reviewer.report.mdtext import fence, inline_code, neutralize
 from reviewer.report.rdjson import render_rdjson
 from reviewer.report.sarif import render_sarif
 from reviewer.report.terminal import render_terminal
-from reviewer.sinks import printable
+from reviewer.safety.redact import Redactor, redact_values
+from reviewer.safety.sinks import printable
 
 Renderer = Callable[..., str]
 

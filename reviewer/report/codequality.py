@@ -49,7 +49,7 @@ from reviewer.report.common import (
 )
 from reviewer.report.mdtext import neutralize_line
 from reviewer.report.sarif import rule_id
-from reviewer.sinks import data_name, printable
+from reviewer.safety.sinks import data_name, printable
 
 CHECK_PREFIX = "reviewer/"
 INCOMPLETE_CHECK = CHECK_PREFIX + "review-incomplete"

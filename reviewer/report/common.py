@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+from reviewer.checks.noise import noise_text
 from reviewer.findings import Finding, ReviewResult, Severity, fingerprint, sort_findings
-from reviewer.noise import noise_text
-from reviewer.pricing import no_price_text, rates_text, usd
-from reviewer.sinks import clean_text, one_line
+from reviewer.safety.sinks import clean_text, one_line
+from reviewer.settings.pricing import no_price_text, rates_text, usd
 from reviewer.wording import plural
 
 __all__ = ["clean_text", "one_line"]

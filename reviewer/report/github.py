@@ -13,11 +13,11 @@ from typing import Any
 
 from reviewer.findings import Finding, ReviewResult, Severity, sort_findings
 from reviewer.github.signing import Signer
-from reviewer.redact import environment_redactor
 from reviewer.report.common import verification_words
 from reviewer.report.markdown import counts_sentence, render_markdown
 from reviewer.report.mdtext import cap_text, fence, inline_code, neutralize, neutralize_line
-from reviewer.sinks import command_line, data_name, map_strings, shown_name
+from reviewer.safety.redact import environment_redactor
+from reviewer.safety.sinks import command_line, data_name, map_strings, shown_name
 from reviewer.wording import plural
 
 # GitHub refuses bodies over 65,536 characters; leave room for markers and notes.

@@ -16,6 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from reviewer import __version__
+from reviewer.checks.noise import noise_counts, noise_table
 from reviewer.findings import (
     ClosedFinding,
     FileCoverage,
@@ -28,10 +29,9 @@ from reviewer.findings import (
     Verification,
     sort_findings,
 )
-from reviewer.noise import noise_counts, noise_table
-from reviewer.pricing import no_price_text
 from reviewer.report.sarif import rule_id
-from reviewer.sinks import data_name, printable
+from reviewer.safety.sinks import data_name, printable
+from reviewer.settings.pricing import no_price_text
 
 FORMAT = "reviewer-report"
 VERSION = 1

@@ -18,7 +18,6 @@ import jinja2
 
 from reviewer import __version__
 from reviewer.findings import ClosedFinding, Finding, ReviewResult, Severity, sort_findings
-from reviewer.redact import environment_redactor
 from reviewer.report.common import (
     SEVERITIES,
     clean_text,
@@ -45,7 +44,8 @@ from reviewer.report.mdtext import (
     neutralize,
     neutralize_line,
 )
-from reviewer.sinks import printable, shown_name
+from reviewer.safety.redact import environment_redactor
+from reviewer.safety.sinks import printable, shown_name
 from reviewer.wording import plural
 
 DEFAULT_MAX_BYTES = 1_000_000

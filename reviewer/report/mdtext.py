@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from reviewer.redact import environment_redactor
 from reviewer.report.common import clean_text, one_line
 from reviewer.report.mdsafe import MENTION_BREAK, code_fence, code_span, safe_inline, safe_markdown
+from reviewer.safety.redact import environment_redactor
 
 __all__ = [
     "MENTION_BREAK",

@@ -11,10 +11,10 @@ from dataclasses import asdict
 from typing import Any
 
 from reviewer import __version__
-from reviewer.dryrun import DryRun, Span
-from reviewer.redact import Redactor, redact_values
 from reviewer.report.common import plural, short_rev
-from reviewer.sinks import clean_text, data_name, printable
+from reviewer.review.dryrun import DryRun, Span
+from reviewer.safety.redact import Redactor, redact_values
+from reviewer.safety.sinks import clean_text, data_name, printable
 
 FORMAT = "reviewer-plan"
 VERSION = 1

@@ -38,7 +38,7 @@ from reviewer.findings import Finding, ReviewResult, Severity, sort_findings
 from reviewer.report.common import base_lines_text, incomplete_notice, notice_path
 from reviewer.report.mdtext import cap_text, neutralize, neutralize_line
 from reviewer.report.sarif import rule_id
-from reviewer.sinks import data_name, printable
+from reviewer.safety.sinks import data_name, printable
 
 SOURCE_NAME = "reviewer"
 INCOMPLETE_CODE = "review-incomplete"

@@ -35,7 +35,7 @@ from reviewer.report.common import (
     skipped_files,
     stable_fingerprint,
 )
-from reviewer.sinks import data_name, printable
+from reviewer.safety.sinks import data_name, printable
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = (

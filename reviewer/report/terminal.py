@@ -32,7 +32,7 @@ from reviewer.report.common import (
     usage_text,
     verification_words,
 )
-from reviewer.sinks import inert_lines, printable, shown_name
+from reviewer.safety.sinks import inert_lines, printable, shown_name
 from reviewer.wording import plural
 
 DEFAULT_WIDTH = 100

@@ -1,6 +1,6 @@
 """The fake GitHub's view of a pull request's diff, computed with git and parsed here.
 
-Deliberately independent of `reviewer.diff`: the fake is the referee of our own parser, so it
+Deliberately independent of `reviewer.change`: the fake is the referee of our own parser, so it
 must not share its bugs. It parses only what GitHub needs to decide where a review comment may
 go: each file's hunks, which (side, line) pairs lie inside them, and the deprecated
 `position` (1-based offset from the first `@@` line, later `@@` lines counted too).

@@ -15,8 +15,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from reviewer.errors import ReviewerError, ToolError
-from reviewer.redact import Redactor
-from reviewer.sinks import valid_text
+from reviewer.safety.redact import Redactor
+from reviewer.safety.sinks import valid_text
 from reviewer.tools.base import Tool
 from reviewer.tools.files import GetFileStructure, ListFiles, ReadFile, ReadFileLines
 from reviewer.tools.git import GetGitBlame, GetGitLog

@@ -8,7 +8,7 @@ from typing import ClassVar, Literal
 from pydantic import field_validator
 
 from reviewer.errors import ToolError
-from reviewer.redact import mask_private_keys
+from reviewer.safety.redact import mask_private_keys
 from reviewer.tools.base import END_ALIASES, PATH_ALIASES, START_ALIASES, Tool, param
 from reviewer.tools.text import (
     cut_line,

@@ -6,12 +6,12 @@ from datetime import UTC, datetime
 from typing import ClassVar
 
 from reviewer.errors import ToolError
-from reviewer.gitcmd import GitFailed, run_git, run_git_for
 from reviewer.tools.base import END_ALIASES, PATH_ALIASES, START_ALIASES, Tool, param
 from reviewer.tools.files import MAX_SCAN_BYTES, read_text
 from reviewer.tools.text import cut_line, echo_path, split_lines, visible
 from reviewer.wording import plural
 from reviewer.workspace import Kind, Workspace, WorktreeWorkspace
+from reviewer.workspace.gitcmd import GitFailed, run_git, run_git_for
 
 MAX_BLAME_LINES = 300
 DEFAULT_LOG_COUNT = 10

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from reviewer.errors import ToolError
-from reviewer.redact import PEM_BODY_LINE, REDACTED
+from reviewer.safety.redact import PEM_BODY_LINE, REDACTED
 from reviewer.tools.base import Tool, param
 from reviewer.tools.files import MAX_SCAN_BYTES, read_text
 from reviewer.tools.text import cut_line, quote_path, split_lines, visible

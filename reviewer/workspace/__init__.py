@@ -7,8 +7,8 @@ import subprocess
 from pathlib import Path
 
 from reviewer.errors import ReviewerError
-from reviewer.gitcmd import GitFailed, run_git
 from reviewer.workspace.base import Kind, Listing, Workspace
+from reviewer.workspace.gitcmd import GitFailed, run_git
 from reviewer.workspace.revision import RevisionWorkspace
 from reviewer.workspace.worktree import WorktreeWorkspace
 

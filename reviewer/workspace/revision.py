@@ -10,8 +10,8 @@ import re
 from functools import cached_property
 from pathlib import Path
 
-from reviewer.gitcmd import popen_git, run_git
 from reviewer.workspace.base import Kind, Listing, Workspace
+from reviewer.workspace.gitcmd import popen_git, run_git
 
 _MODE_KINDS = {"120000": Kind.LINK, "160000": Kind.SUBMODULE}
 # A record is `mode type oid TAB path NUL`; the first tab of a record is its separator, so

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import IO
 
 from reviewer.errors import ToolError
-from reviewer.gitcmd import git_argv, git_env
 from reviewer.workspace.base import Kind, Workspace
+from reviewer.workspace.gitcmd import git_argv, git_env
 from reviewer.workspace.globs import basename_or_path_matcher
 from reviewer.workspace.revision import RevisionWorkspace
 from reviewer.workspace.worktree import WorktreeWorkspace, plain_file_on_disk

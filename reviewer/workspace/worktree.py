@@ -13,8 +13,8 @@ import stat
 from pathlib import Path
 
 from reviewer.errors import ToolError
-from reviewer.gitcmd import run_git_parallel
 from reviewer.workspace.base import Kind, Listing, Workspace
+from reviewer.workspace.gitcmd import run_git_parallel
 from reviewer.workspace.paths import echo_path, quote_path
 
 _TRACKED_MODE_KINDS = {b"120000": Kind.LINK, b"160000": Kind.SUBMODULE}

@@ -1,0 +1,130 @@
+"""Grounding a finding in the code: its `quote` must be in the file it names.
+
+A model often cites a line a few lines off; the quote says which code it meant. A quote not
+at the cited lines is looked for in the same hunk (or, for a line outside the diff, a few
+lines around it) and the finding is moved there, with a note for the reports. A quote that
+is elsewhere in the file, or nowhere, is refused back to the model with the reason, like
+any invalid finding. A finding without a quote is left as it is (verification checks it).
+
+Comparison is per line and whitespace-insensitive: runs of spaces and tabs fold to one, ends
+are stripped, blank lines at the quote's ends are dropped. A one-line quote may also be a
+part of a line when it is long enough to mean one place (MIN_FRAGMENT_CHARS); a shorter
+fragment (`)`, `return x`) would match anywhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from reviewer.change import Change
+from reviewer.errors import ToolError
+from reviewer.findings import Side
+from reviewer.review.submission import FindingIn, LineCounter
+
+MIN_FRAGMENT_CHARS = 12
+# For a cited line outside the diff: how far around it a quote is looked for.
+NEARBY_LINES = 10
+# Where a quote found elsewhere is, at most this many places named to the model.
+_MAX_PLACES_NAMED = 3
+
+# The lines of a file on one side (RIGHT: the reviewed revision; LEFT: the base).
+LinesOf = Callable[[str, Side], list[str]]
+
+
+def fold(text: str) -> str:
+    return " ".join(text.split())
+
+
+def quote_lines(quote: str | None) -> list[str]:
+    """The quote's lines, folded, without blank lines at its ends."""
+    lines = [fold(line) for line in (quote or "").splitlines()]
+    while lines and not lines[0]:
+        lines.pop(0)
+    while lines and not lines[-1]:
+        lines.pop()
+    return lines
+
+
+def matches(quoted: list[str], folded: list[str]) -> list[int]:
+    """The 1-based lines where the quote starts in the folded file lines."""
+    size = len(quoted)
+    if size == 1 and len(quoted[0]) >= MIN_FRAGMENT_CHARS:
+        return [n for n, line in enumerate(folded, 1) if quoted[0] in line]
+    return [
+        start + 1
+        for start in range(len(folded) - size + 1)
+        if folded[start : start + size] == quoted
+    ]
+
+
+def ground(finding: FindingIn, change: Change, lines_of: LinesOf) -> str | None:
+    """Check the finding's quote, moving the finding to it when it is near; the problem the
+    model is told, or None. A move is recorded on the finding (`_moved`) for the reports."""
+    quoted = quote_lines(finding.quote)
+    if not quoted:
+        return None
+    try:
+        folded = [fold(line) for line in lines_of(finding.path, finding.side)]
+    except ToolError as exc:
+        return str(exc)
+    starts = matches(quoted, folded)
+    which = "base revision" if finding.side == "LEFT" else "reviewed revision"
+    if not starts:
+        return (
+            f"its quote is not in the file at the {which} (compared line by line, spaces "
+            "ignored): copy the code exactly as the file has it, or leave quote out"
+        )
+    first = finding.line
+    last = finding.end_line or finding.line
+    size = len(quoted)
+    if any(start <= last and start + size - 1 >= first for start in starts):
+        return None  # at the cited lines
+    low, high = _nearby(change, finding.path, finding.side, first, last)
+    near = [start for start in starts if low <= start and start + size - 1 <= high]
+    if not near:
+        named = ", ".join(str(start) for start in starts[:_MAX_PLACES_NAMED])
+        more = len(starts) - _MAX_PLACES_NAMED
+        return (
+            f"its quote is not at line {first} but at {'line' if len(starts) == 1 else 'lines'}"
+            f" {named}{f' and {more} more' if more > 0 else ''} of the file, away from the "
+            "lines it cites: cite the lines the quote is on, or quote the code at the cited "
+            "lines"
+        )
+    start = min(near, key=lambda s: abs(s - first))
+    shift = start - first
+    finding._moved = f"moved from line {first} to line {start}, where its quote is"
+    finding.line = start
+    if finding.end_line is not None:
+        # The range keeps its length (a suggestion replaces as many lines), inside the room.
+        end = min(finding.end_line + shift, high)
+        finding.end_line = end if end > start else None
+    elif size > 1 and finding.suggestion is None:
+        finding.end_line = start + size - 1
+    return None
+
+
+def side_lines(path: str, side: Side, change: Change, counter: LineCounter) -> list[str]:
+    """The lines of `path` on `side`: the reviewed revision's, or the base's (under the
+    file's old name, for a renamed file)."""
+    if side == "RIGHT":
+        return counter.lines(path)
+    base = counter.workspace.base
+    entry = change.file(path, "LEFT")
+    if base is None or entry is None:
+        return []
+    return LineCounter(base).lines(entry.old_path or path)
+
+
+def _nearby(change: Change, path: str, side: Side, first: int, last: int) -> tuple[int, int]:
+    """The lines a quote may be moved within: the hunk holding the cited line, else a few
+    lines around the cited range."""
+    file = change.file(path, side)
+    hunk = file.hunk_at(first, side) if file is not None else None
+    if hunk is None:
+        return max(1, first - NEARBY_LINES), last + NEARBY_LINES
+    numbers = [
+        number
+        for line in hunk.lines
+        if (number := line.new_line if side == "RIGHT" else line.old_line) is not None
+    ]
+    return min(numbers), max(numbers)
