@@ -20,7 +20,8 @@ import yaml
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from reviewer.settings.config import _ENV_ALIASES, COMMAND_VARIABLES, Settings
+from reviewer.settings.config import COMMAND_VARIABLES, Settings
+from reviewer.settings.layers import _ENV_ALIASES
 
 PROJECT = Path(__file__).resolve().parents[1]
 ACTION = PROJECT / "action.yml"

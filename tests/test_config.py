@@ -12,13 +12,9 @@ import pytest
 
 from reviewer.errors import ReviewerError
 from reviewer.findings import Severity
-from reviewer.settings import config
-from reviewer.settings.config import (
-    Settings,
-    environment_layer,
-    load_settings,
-    require_model_settings,
-)
+from reviewer.settings import layers
+from reviewer.settings.config import Settings, require_model_settings
+from reviewer.settings.layers import environment_layer, load_settings
 from reviewer.testing import FakeLLM
 from tests.conftest import GitRepo
 
@@ -207,16 +203,16 @@ def test_every_reviewer_variable_the_code_reads_is_a_setting_or_listed() -> None
     texts.append((project / "action.yml").read_text())
     named = set(re.findall(r"\bREVIEWER_([A-Z][A-Z_]*[A-Z])\b", "\n".join(texts)))
     settings = {name.upper() for name in Settings.model_fields}
-    listed = {name.removeprefix("REVIEWER_") for name in config.COMMAND_VARIABLES}
+    listed = {name.removeprefix("REVIEWER_") for name in layers.COMMAND_VARIABLES}
     assert named - settings - listed == set()
     assert listed.isdisjoint(settings)
     # And the loader skips exactly those: each set at once is no setting.
-    environ = {name: "x" for name in config.COMMAND_VARIABLES}
+    environ = {name: "x" for name in layers.COMMAND_VARIABLES}
     assert environment_layer(environ).values == {}
 
 
 def notes_for(repo: GitRepo) -> list[str]:
-    from reviewer.settings.config import settings_notes
+    from reviewer.settings.layers import settings_notes
 
     return settings_notes(repo.root, repo.head(), None, None)
 

@@ -23,7 +23,7 @@ import pytest
 from reviewer.change import load_change
 from reviewer.errors import ReviewerError
 from reviewer.eval.history import history_dataset
-from reviewer.review.pipeline import _change_info
+from reviewer.review.prepare import _change_info
 from reviewer.safety.redact import Redactor
 from reviewer.tools import run_tool
 from tests.conftest import WORKSPACE_MODES, GitRepo, workspace_for

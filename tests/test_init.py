@@ -8,7 +8,8 @@ import zipfile
 from pathlib import Path
 
 from reviewer.cli.init import NOT_IN_FILE, example_workflow, settings_template
-from reviewer.settings.config import Settings, config_file_layer, resolve_settings
+from reviewer.settings.config import Settings
+from reviewer.settings.layers import config_file_layer, resolve_settings
 from tests.conftest import GitRepo
 from tests.test_cli import reviewer
 from tests.test_package import wheel  # noqa: F401  (the built wheel, a module fixture)
@@ -51,7 +52,7 @@ def test_init_writes_every_setting_commented_out_with_its_default(repo: GitRepo)
 
 
 def config_file_layer_from(values: dict[str, object]):  # type: ignore[no-untyped-def]
-    from reviewer.settings.config import Layer
+    from reviewer.settings.layers import Layer
 
     return Layer("the generated file", values)
 

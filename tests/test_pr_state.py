@@ -32,7 +32,7 @@ from reviewer.report.github import (
     review_marker_of,
     summary_comment,
 )
-from reviewer.review.submission import LineCounter
+from reviewer.review.lines import LineCounter
 from reviewer.workspace import RevisionWorkspace
 from tests.conftest import GitRepo
 

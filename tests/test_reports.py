@@ -43,7 +43,7 @@ from reviewer.report import (
     write_report,
     write_transcript,
 )
-from reviewer.report.json_report import report_schema_text
+from reviewer.report.json_schema import report_schema_text
 from reviewer.report.markdown import DEFAULT_MAX_BYTES
 from reviewer.report.mdtext import MENTION_BREAK, fence, inline_code, neutralize
 from reviewer.report.sarif import FINGERPRINT_KEY, SECURITY_SEVERITY
@@ -770,7 +770,7 @@ def test_json_schema_file_matches_the_models() -> None:
     shipped = files("reviewer.report").joinpath("schema/report-v1.json").read_text("utf-8")
     assert shipped == report_schema_text(), (
         "the report models changed: regenerate reviewer/report/schema/report-v1.json from "
-        "reviewer.report.json_report.report_schema_text(), and bump VERSION if not compatible"
+        "reviewer.report.json_schema.report_schema_text(), and bump VERSION if not compatible"
     )
 
 

@@ -16,7 +16,7 @@ import pytest
 
 from reviewer.cli.program import main
 from reviewer.errors import ReviewerError
-from reviewer.settings.config import Layer, environment_layer, resolve_settings
+from reviewer.settings.layers import Layer, environment_layer, resolve_settings
 from reviewer.settings.rule_files import MAX_FILE_CHARS, load_rule_files, rules_for_part
 from reviewer.settings.rule_text import review_section, split_front_matter
 from reviewer.testing import FakeLLM

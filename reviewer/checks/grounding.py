@@ -19,7 +19,8 @@ from collections.abc import Callable
 from reviewer.change import Change
 from reviewer.errors import ToolError
 from reviewer.findings import Side
-from reviewer.review.submission import FindingIn, LineCounter
+from reviewer.review.lines import LineCounter
+from reviewer.review.submission import FindingIn
 
 MIN_FRAGMENT_CHARS = 12
 # For a cited line outside the diff: how far around it a quote is looked for.

@@ -13,7 +13,7 @@ from reviewer.findings import Severity
 from reviewer.review.submission import _parsed
 
 if TYPE_CHECKING:
-    from reviewer.review.agent import Verdict
+    from reviewer.review.submission import Verdict
 
 SUBMIT_VERDICT = "submit_verdict"
 
@@ -88,7 +88,7 @@ class VerdictSubmission:
         return submit_verdict_schema()
 
     def accept(self, arguments: str) -> Verdict[SubmitVerdict]:
-        from reviewer.review.agent import Verdict
+        from reviewer.review.submission import Verdict
 
         submission = _parsed(SubmitVerdict, SUBMIT_VERDICT, arguments)
         if isinstance(submission, str):

@@ -32,7 +32,7 @@ from reviewer.findings import Finding, Severity, Usage, Verification, sort_findi
 from reviewer.llm import ChatModel
 from reviewer.review.agent import Agent, AgentEvents
 from reviewer.review.budget import LoopBudget, ReviewBudget
-from reviewer.review.context import render_file
+from reviewer.review.diff_text import render_file
 from reviewer.review.templates import VERIFY_PROMPT_NAMES, fence_for, prompt_environment
 from reviewer.safety.redact import Redactor
 from reviewer.safety.sinks import map_strings

@@ -18,7 +18,7 @@ from reviewer.eval.results import build_results
 from reviewer.eval.runner import RunOptions, run_cases, setup_identity
 from reviewer.eval.shards import parse_shard
 from reviewer.safety.sinks import log
-from reviewer.settings.config import Layer, environment_layer, resolve_settings
+from reviewer.settings.layers import Layer, environment_layer, resolve_settings
 from reviewer.wording import plural
 
 

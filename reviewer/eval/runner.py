@@ -37,7 +37,7 @@ from reviewer.eval.stages import (
 from reviewer.findings import Finding, Usage
 from reviewer.review.context import ChangeInfo
 from reviewer.review.templates import prompt_texts
-from reviewer.settings.config import load_settings
+from reviewer.settings.layers import load_settings
 from reviewer.wording import plural
 from reviewer.workspace import repository_root, resolve_commit
 
@@ -52,7 +52,7 @@ def setup_identity(flags: dict[str, Any], config_path: Path | None, environ: dic
     """A hash of the settings every case of a run shares (the flags, the --config file, the
     REVIEWER_* environment, the version), by which --merge refuses shards run differently.
     Like the review key, it leaves out where the model is reached and the key."""
-    from reviewer.settings.config import environment_layer
+    from reviewer.settings.layers import environment_layer
 
     environment = {
         key: value
@@ -200,7 +200,8 @@ def _judge_all(run: CaseRun, judge: LLMJudge, cache: Cache) -> None:
 
 def _review(case: EvalCase, options: RunOptions) -> tuple[dict[str, Any], bool]:
     """The case's review record, from the cache or by running the normal review."""
-    from reviewer.review.pipeline import ReviewRequest, run_review
+    from reviewer.review.pipeline import run_review
+    from reviewer.review.prepare import ReviewRequest
 
     root = repository_root(case.repo)
     base, head = resolve_commit(root, case.base), resolve_commit(root, case.head)

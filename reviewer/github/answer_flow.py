@@ -33,7 +33,8 @@ from reviewer.report.mdtext import neutralize
 from reviewer.review.answer import Answer, Question, Said, answer_question
 from reviewer.review.progress import Progress
 from reviewer.safety.redact import Redactor
-from reviewer.settings.config import Settings, resolve_settings, settings_layers
+from reviewer.settings.config import Settings
+from reviewer.settings.layers import resolve_settings, settings_layers
 from reviewer.wording import plural
 
 

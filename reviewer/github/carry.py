@@ -13,7 +13,7 @@ from reviewer.change import Change
 from reviewer.errors import ToolError
 from reviewer.findings import Finding, Severity, Side
 from reviewer.review.anchor import placement_of
-from reviewer.review.submission import LineCounter
+from reviewer.review.lines import LineCounter
 
 
 @dataclass(frozen=True)

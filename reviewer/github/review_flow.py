@@ -35,10 +35,11 @@ from reviewer.report.common import tokens_and_cost_text
 from reviewer.report.github import annotations
 from reviewer.review.anchor import merge_duplicates, split_reported
 from reviewer.review.context import ChangeInfo
-from reviewer.review.pipeline import Review, ReviewRequest, run_review
+from reviewer.review.pipeline import Review, run_review
+from reviewer.review.prepare import ReviewRequest
 from reviewer.review.progress import Progress
 from reviewer.safety.redact import Redactor
-from reviewer.settings.config import settings_notes
+from reviewer.settings.layers import settings_notes
 from reviewer.wording import plural
 
 

@@ -21,7 +21,8 @@ from typing import Any
 from reviewer.errors import ReviewerError
 from reviewer.findings import ReviewResult
 from reviewer.report.codequality import render_codequality
-from reviewer.report.json_report import parse_json, render_json, report_schema
+from reviewer.report.json_report import parse_json, render_json
+from reviewer.report.json_schema import report_schema
 from reviewer.report.markdown import render_markdown
 from reviewer.report.mdtext import fence, inline_code, neutralize
 from reviewer.report.rdjson import render_rdjson

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from reviewer.errors import ReviewerError, json_problem
 from reviewer.findings import Severity
-from reviewer.report.json_report import FORMAT, VERSION, ReportV1, StateV1
+from reviewer.report.json_schema import FORMAT, VERSION, ReportV1, StateV1
 from reviewer.safety.sinks import plain_cell, shown_width
 
 COLUMNS = ("posted", "fixed", "dismissed", "open")

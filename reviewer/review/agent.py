@@ -29,7 +29,7 @@ from reviewer.review.budget import (
     spent_tool_calls,
 )
 from reviewer.review.steering import Steering
-from reviewer.review.submission import FindingIn, offered_tools
+from reviewer.review.submission import FinalTool, FindingIn, offered_tools
 from reviewer.review.tokens import estimate_request_tokens
 from reviewer.review.window import Window
 from reviewer.safety.redact import Redactor
@@ -46,31 +46,6 @@ _MAX_IDLE_REPLIES = 4
 
 # What the final tool accepts: a review's submission, an answer's text.
 T = TypeVar("T")
-
-
-@dataclass
-class Verdict(Generic[T]):
-    """What a call of the final tool came to: the text the model gets back, and the accepted
-    value (None when the call must be fixed and made again)."""
-
-    reply: str
-    accepted: T | None = None
-    # A rejected review's findings that passed their checks, kept if the loop ends there.
-    unverified: list[FindingIn] = field(default_factory=list)
-    # The model's own words in a rejected call (a summary), kept for the report.
-    text: str = ""
-
-
-class FinalTool(Protocol[T]):
-    """The tool that ends a loop: declared once (its schema), checked when called."""
-
-    @property
-    def name(self) -> str: ...
-    # What the model passes to it, for the loop's reminders ("your summary and findings").
-    @property
-    def purpose(self) -> str: ...
-    def schema(self) -> dict[str, Any]: ...
-    def accept(self, arguments: str) -> Verdict[T]: ...
 
 
 class AgentEvents(Protocol):

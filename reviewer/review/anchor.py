@@ -17,7 +17,8 @@ from reviewer.findings import (
     occurrence_fingerprint,
     sort_findings,
 )
-from reviewer.review.submission import FindingIn, LineCounter
+from reviewer.review.lines import LineCounter
+from reviewer.review.submission import FindingIn
 
 MAX_EXCERPT_LINES = 12
 

@@ -18,9 +18,12 @@ from reviewer.findings import Usage
 from reviewer.llm import Connection, ServerProfile
 from reviewer.review.agent import Agent, AgentEvents
 from reviewer.review.budget import ReviewBudget
-from reviewer.review.context import TASK_SHARE, ChangeInfo, render_file
-from reviewer.review.pipeline import Prepared, ReviewRequest, chat_model, prepare_review
-from reviewer.review.submission import SUBMIT_ANSWER, AnswerSubmission, LineCounter
+from reviewer.review.context import TASK_SHARE, ChangeInfo
+from reviewer.review.diff_text import render_file
+from reviewer.review.lines import LineCounter
+from reviewer.review.pipeline import chat_model
+from reviewer.review.prepare import Prepared, ReviewRequest, prepare_review
+from reviewer.review.submission import SUBMIT_ANSWER, AnswerSubmission
 from reviewer.review.templates import ANSWER_PROMPT_NAMES, fence_for, prompt_environment
 from reviewer.review.tokens import CHARS_PER_TOKEN
 from reviewer.safety.sinks import map_strings

@@ -19,7 +19,7 @@ from typing import Any
 from reviewer.findings import FileCoverage, ModelPrice, RuleFileUse
 from reviewer.review.agent import AgentEvents
 from reviewer.review.budget import reply_room
-from reviewer.review.pipeline import Prepared, ReviewRequest, prepare_review
+from reviewer.review.prepare import Prepared, ReviewRequest, prepare_review
 from reviewer.review.submission import offered_tools
 from reviewer.review.tokens import estimate_request_tokens
 from reviewer.settings.config import Settings

@@ -10,9 +10,9 @@ fix, within budget.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from pydantic import (
     AliasChoices,
@@ -24,19 +24,13 @@ from pydantic import (
     field_validator,
 )
 
-from reviewer.change import SUBMODULE_MODE, SYMLINK_MODE, Change
 from reviewer.errors import ToolError
 from reviewer.findings import CATEGORIES, Severity
+from reviewer.review.lines import LineCounter
 from reviewer.tools import tool_schemas
 from reviewer.tools.base import schema_signature
-from reviewer.tools.files import MAX_SCAN_BYTES, read_text
-from reviewer.tools.text import split_lines
 from reviewer.wording import plural
-from reviewer.workspace import Workspace
 from reviewer.workspace.paths import quote_path
-
-if TYPE_CHECKING:
-    from reviewer.review.agent import Verdict
 
 SUBMIT_REVIEW = "submit_review"
 SUBMIT_ANSWER = "submit_answer"
@@ -134,6 +128,35 @@ class FindingIn(BaseModel):
         return " ".join(value.split()) if isinstance(value, str) else value
 
 
+# What a final tool accepts: a review's submission, an answer's text.
+T = TypeVar("T")
+
+
+@dataclass
+class Verdict(Generic[T]):
+    """What a call of the final tool came to: the text the model gets back, and the accepted
+    value (None when the call must be fixed and made again)."""
+
+    reply: str
+    accepted: T | None = None
+    # A rejected review's findings that passed their checks, kept if the loop ends there.
+    unverified: list[FindingIn] = field(default_factory=list)
+    # The model's own words in a rejected call (a summary), kept for the report.
+    text: str = ""
+
+
+class FinalTool(Protocol[T]):
+    """The tool that ends a loop: declared once (its schema), checked when called."""
+
+    @property
+    def name(self) -> str: ...
+    # What the model passes to it, for the loop's reminders ("your summary and findings").
+    @property
+    def purpose(self) -> str: ...
+    def schema(self) -> dict[str, Any]: ...
+    def accept(self, arguments: str) -> Verdict[T]: ...
+
+
 class SubmitReview(BaseModel):
     """Finish the review: give a Markdown summary of the change and your verdict, and every
     finding (an empty list when the change is fine). Call it once, at the end."""
@@ -203,8 +226,6 @@ class ReviewSubmission:
         return submit_review_schema()
 
     def accept(self, arguments: str) -> Verdict[SubmitReview]:
-        from reviewer.review.agent import Verdict
-
         submission = _parsed(SubmitReview, SUBMIT_REVIEW, arguments)
         if isinstance(submission, str):
             return Verdict(submission)
@@ -270,8 +291,6 @@ class AnswerSubmission:
         return submit_answer_schema()
 
     def accept(self, arguments: str) -> Verdict[SubmitAnswer]:
-        from reviewer.review.agent import Verdict
-
         submission = _parsed(SubmitAnswer, SUBMIT_ANSWER, arguments)
         if isinstance(submission, str):
             return Verdict(submission)
@@ -318,44 +337,6 @@ def submit_review_listing() -> str:
         f"    {function['description']}\n"
         f"    each of findings: {schema_signature('', finding)[1:-1]}\n"
     )
-
-
-# A changed symlink or submodule is one line of text as GitHub shows it in the pull request
-# (the link's target, `Subproject commit <id>`), which is where a comment on it sits; the
-# diff holds that line, so it is read from there, never by following the link.
-_LINE_KINDS = frozenset({SYMLINK_MODE, SUBMODULE_MODE})
-
-
-class LineCounter:
-    """Lines per file at the reviewed revision, read once each. With the change, a changed
-    symlink or submodule has the lines its diff shows on the new side."""
-
-    def __init__(self, workspace: Workspace, change: Change | None = None) -> None:
-        self.workspace = workspace
-        self.change = change
-        self._lines: dict[str, list[str]] = {}
-
-    def lines(self, path: str) -> list[str]:
-        if path not in self._lines:
-            self._lines[path] = self._diff_lines(path) or self._file_lines(path)
-        return self._lines[path]
-
-    def _diff_lines(self, path: str) -> list[str] | None:
-        entry = self.change.file(path) if self.change is not None else None
-        if entry is None or entry.status == "deleted" or entry.new_mode not in _LINE_KINDS:
-            return None
-        numbered = {
-            line.new_line: line.text
-            for hunk in entry.hunks
-            for line in hunk.lines
-            if line.new_line is not None
-        }
-        return [numbered[n] for n in sorted(numbered)] or None
-
-    def _file_lines(self, path: str) -> list[str]:
-        rel = self.workspace.resolve_file(path)
-        text, _size = read_text(self.workspace, rel, quote_path(path), MAX_SCAN_BYTES)
-        return split_lines(text)
 
 
 def check_finding(

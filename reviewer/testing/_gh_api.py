@@ -10,8 +10,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from reviewer.testing import _gh_comments as comments
-from reviewer.testing import _gh_conversation_api as conversation
+import reviewer.testing._gh_comments as comments
+import reviewer.testing._gh_conversation_api as conversation
 from reviewer.testing._gh_diff import commit_info, resolve_commit
 from reviewer.testing._gh_objects import (
     DOC,

@@ -93,7 +93,7 @@ class Dispatcher:
             return Answer(200, store.diff.text, content_type="text/plain; charset=utf-8"), None
         if path == graphql_path(self.prefix):
             # Loaded here: graphql-core is an extra that only the fake's GraphQL needs.
-            from reviewer.testing import _gh_graphql
+            import reviewer.testing._gh_graphql as _gh_graphql
 
             if method != "POST":
                 raise GitHubError(404, error_body(404, "Not Found", GRAPHQL_DOC))

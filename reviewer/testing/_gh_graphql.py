@@ -31,7 +31,7 @@ from graphql import (
     validate,
 )
 
-from reviewer.testing import _gh_graphql_types as types
+import reviewer.testing._gh_graphql_types as types
 from reviewer.testing._gh_objects import (
     GRAPHQL_DOC,
     JsonObject,

@@ -19,8 +19,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
+import reviewer.workspace.gitsafe as gitsafe
 from reviewer.errors import ReviewerError
-from reviewer.workspace import gitsafe
 
 # Variables git may need to find its config (safe.directory lives in the global config on CI
 # runners) and to run at all. Everything else, secrets included, stays out of the child.
