@@ -27,8 +27,9 @@ from github import Auth, Github, GithubException
 from graphql import parse, print_ast
 
 from reviewer.testing import FakeGitHub
-from reviewer.testing._gh_schema_subset import SUBSET_FILE, subset
+from reviewer.testing._gh_graphql import SUBSET_FILE
 from tests.conftest import GitRepo
+from tests.support.github_schema import subset
 
 APP = "".join(f"line {i}\n" for i in range(1, 41))
 THREADS = """

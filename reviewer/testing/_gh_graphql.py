@@ -1,6 +1,7 @@
 """GitHub's GraphQL API in the fake: `POST /graphql` (`/api/graphql` on GitHub Enterprise
 Server, whose REST API is under `/api/v3`), run by graphql-core over a subset of GitHub's
-published schema (`github_schema_subset.graphql`, cut by `_gh_schema_subset`).
+published schema (`github_schema_subset.graphql`, cut in a checkout by
+`python -m tests.support.github_schema`).
 
 A query GitHub would refuse is refused: graphql-core validates it against GitHub's own type
 definitions, and the refusal is worded as GitHub's graphql-ruby words it (`Field 'x' doesn't
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 from graphql import (
@@ -38,12 +40,13 @@ from reviewer.testing._gh_objects import (
     error_body,
     json_answer,
 )
-from reviewer.testing._gh_schema_subset import SUBSET_FILE
 from reviewer.testing._gh_store import PullRequestStore
 from reviewer.testing._gh_threads import ThreadBook
 from reviewer.testing._llm_wire import Answer
 
 DOC = GRAPHQL_DOC
+# The vendored subset the fake serves (shipped in the wheel beside this module).
+SUBSET_FILE = Path(__file__).with_name("github_schema_subset.graphql")
 Q = "['\"]"  # graphql-core quotes names with ' or " depending on its version
 
 

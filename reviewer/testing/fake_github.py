@@ -43,7 +43,7 @@ Served (owner and name match case-insensitively; `/repositories/{id}/...` works 
 
 GraphQL: `POST /graphql` (with `prefix="/api/v3"`, GHES's `/api/graphql`), executed by
 graphql-core over a subset of GitHub's published schema (`github_schema_subset.graphql`, cut
-from octokit/graphql-schema by `python -m reviewer.testing._gh_schema_subset`): `repository {
+from octokit/graphql-schema by `python -m tests.support.github_schema`): `repository {
 pullRequest { reviewThreads { id isResolved isOutdated resolvedBy viewerCanResolve
 viewerCanReply path line startLine diffSide comments { databaseId author body url createdAt
 replyTo reactionGroups { content reactors users } } } } }`, `node(id)`, and the mutations
