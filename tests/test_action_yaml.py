@@ -20,8 +20,9 @@ import yaml
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from reviewer.settings.config import COMMAND_VARIABLES, Settings
+from reviewer.settings.config import Settings
 from reviewer.settings.layers import _ENV_ALIASES
+from reviewer.settings.variables import COMMAND_VARIABLES
 
 PROJECT = Path(__file__).resolve().parents[1]
 ACTION = PROJECT / "action.yml"
