@@ -256,12 +256,13 @@ def test_an_unexpected_error_is_exit_2_and_one_line(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The one exit point turns a defect into exit 2 (could not complete), never 1."""
+    import reviewer.cli.parser as parser
     import reviewer.cli.program as cli
 
     def broken(_args: object) -> int:
         raise RuntimeError("a defect\nwith a second line")
 
-    monkeypatch.setattr(cli, "_stats_command", broken)
+    monkeypatch.setattr(parser, "stats_command", broken)  # the handler the parser names
     monkeypatch.delenv("REVIEWER_DEBUG", raising=False)
     code = cli.main(["stats", "x.json"])
     err = capsys.readouterr().err
