@@ -15,7 +15,7 @@ import yaml
 
 from reviewer.cli import main
 from reviewer.github.memory import read_state
-from reviewer.github.signing import Signer
+from reviewer.forge.signing import Signer
 from reviewer.testing import FakeLLM, reply, tool_call
 from reviewer.testing.fake_github import FakeGitHub
 from tests.conftest import GitRepo

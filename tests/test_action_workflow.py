@@ -36,7 +36,7 @@ import pytest
 import yaml
 
 from reviewer.github.memory import PullState, read_state, state_line
-from reviewer.github.signing import Signer
+from reviewer.forge.signing import Signer
 from reviewer.testing import FakeLLM
 from reviewer.testing.fake_github import FakeGitHub
 from tests.conftest import GitRepo

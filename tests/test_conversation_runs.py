@@ -131,7 +131,7 @@ def test_a_token_that_cannot_resolve_replies_once_and_says_which_permission_woul
 
     # The fake answers FORBIDDEN too, when asked regardless of viewerCanResolve.
     from reviewer.github.client import GitHubClient
-    from reviewer.github.signing import Signer
+    from reviewer.forge.signing import Signer
     from reviewer.github.threads import resolve_thread
 
     client = GitHubClient(

@@ -20,7 +20,7 @@ from reviewer.github.memory import (
     state_line,
 )
 from reviewer.github.scope import is_pull_commit, review_scope
-from reviewer.github.signing import Signer
+from reviewer.forge.signing import Signer
 from reviewer.report.github import (
     SUMMARY_MARKER,
     comment_body,

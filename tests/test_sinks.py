@@ -290,7 +290,7 @@ def test_a_hostile_model_reaches_no_sink_in_a_form_that_acts_or_leaks(
 def test_three_thousand_findings_and_growing_redactions_keep_githubs_limit() -> None:
     from reviewer.findings import Finding, ReviewResult, Severity
     from reviewer.github.memory import PullState, state_line
-    from reviewer.github.signing import Signer
+    from reviewer.forge.signing import Signer
     from reviewer.redact import Redactor
     from reviewer.report.github import summary_comment
 

@@ -266,7 +266,7 @@ class Clones:
     def _from_github(self, pull: PullRef) -> dict[str, str]:
         # Imported here: PyGithub is only needed when a token is given.
         from reviewer.github.client import GitHubClient
-        from reviewer.github.signing import Signer
+        from reviewer.forge.signing import Signer
 
         # Nothing is signed or read back here: the client only reads the pull request.
         signer = Signer(b"", str(pull))

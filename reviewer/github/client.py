@@ -19,7 +19,7 @@ from github.PullRequest import PullRequest
 
 from reviewer.diff import parse_hunks
 from reviewer.errors import ReviewerError
-from reviewer.github.signing import Signer
+from reviewer.forge.signing import Signer
 from reviewer.report.github import comment_fingerprint, is_summary, last_line, review_marker_of
 
 T = TypeVar("T")

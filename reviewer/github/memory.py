@@ -32,7 +32,7 @@ from reviewer.findings import ClosedFinding, FileCoverage, Finding, Severity
 from reviewer.github.actions import log
 from reviewer.github.carry import OpenFinding, open_finding
 from reviewer.github.scope import blob_ids
-from reviewer.github.signing import Signer
+from reviewer.forge.signing import Signer
 
 if TYPE_CHECKING:
     from reviewer.github.client import GitHubClient

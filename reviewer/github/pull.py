@@ -14,7 +14,7 @@ from reviewer.github.actions import ActionsContext, log
 from reviewer.github.client import ACTIONS_BOT, GitHubClient, PullInfo
 from reviewer.github.fetch import ensure_commits
 from reviewer.github.scope import changed_paths
-from reviewer.github.signing import Signer
+from reviewer.forge.signing import Signer
 from reviewer.workspace import repository_root
 
 

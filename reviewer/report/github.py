@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from reviewer.findings import Finding, ReviewResult, Severity, sort_findings
-from reviewer.github.signing import Signer
+from reviewer.forge.signing import Signer
 from reviewer.redact import environment_redactor
 from reviewer.report.common import verification_words
 from reviewer.report.markdown import counts_sentence, render_markdown
