@@ -10,7 +10,7 @@ Two protocols and the neutral data they carry:
 Rules every adapter keeps (the core relies on them):
 - Nothing is lost: a refused inline comment comes back in `PostedReview.refused`, and its
   finding is written in full into the review's body (`body_for`) or the summary.
-- Only our own comments count: `Comment.ours` is exact (the identity the adapter posts as);
+- Only our own comments count: `is_ours` is exact (the identity the adapter posts as);
   anyone can paste our signed markers into a comment of theirs.
 - `ReadOnlyToken` for every write the forge refuses for lack of rights (a fork's token): the
   core then posts nothing and says so in the job summary and annotations. Every other
@@ -85,7 +85,6 @@ class Comment:
     id: int
     author: str
     body: str
-    ours: bool  # written by the identity the adapter posts as (exact, see the module doc)
     url: str = ""
     # Comments on lines: the key of the thread it is in (what `reply_in_thread` takes),
     # whether it is the thread's first comment, and where that thread is.
@@ -165,10 +164,18 @@ class ChangeRequestForge(Protocol):
     """One change request on a forge, opened by the adapter (its client, its number)."""
 
     name: str  # "GitHub", "GitLab": said in messages ("GitHub refused their line anchors")
-    bot_login: str  # the login the adapter posts as (exact)
+    noun: str  # "pull request", "merge request": what messages call the change request
+    bot_login: str  # the login the adapter posts as (exact; may be read lazily)
+    # What the summary says when the token may not resolve threads: how to allow it.
+    cannot_resolve: str
 
     def change_request(self) -> ChangeRequest:
         """The change request as the forge shows it now (title, body, shas, fork or not)."""
+        ...
+
+    def is_ours(self, login: str) -> bool:
+        """Whether `login` (a Comment's author) is exactly the identity the adapter posts as:
+        only our own comments may say what was reviewed, posted or answered."""
         ...
 
     def is_bot(self, login: str) -> bool:
@@ -185,7 +192,7 @@ class ChangeRequestForge(Protocol):
 
     def conversation_comments(self) -> list[Comment]:
         """Every comment on the change request's conversation (not on lines), oldest first.
-        The core finds its summary comment (and earlier answers) among `ours`."""
+        The core finds its summary comment (and earlier answers) among `is_ours` ones."""
         ...
 
     def line_comments(self) -> list[Comment]:
