@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from reviewer.cli import main
-from reviewer.github.memory import read_state
+from reviewer.forge.memory import read_state
 from reviewer.forge.signing import Signer
 from reviewer.testing import FakeLLM, reply, tool_call
 from reviewer.testing.fake_github import FakeGitHub

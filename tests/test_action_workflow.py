@@ -35,7 +35,7 @@ from typing import Any
 import pytest
 import yaml
 
-from reviewer.github.memory import PullState, read_state, state_line
+from reviewer.forge.memory import PullState, read_state, state_line
 from reviewer.forge.signing import Signer
 from reviewer.testing import FakeLLM
 from reviewer.testing.fake_github import FakeGitHub

@@ -167,7 +167,7 @@ ALLOWED_WRITERS = {
     ("reviewer/progress.py", "done"),
     ("reviewer/report/__init__.py", "write_text"),
     # prints annotations() lines, made by command_line
-    ("reviewer/github/review_flow.py", "review_pull"),
+    ("reviewer/github/actions.py", "annotate"),
 }
 
 
@@ -289,7 +289,7 @@ def test_a_hostile_model_reaches_no_sink_in_a_form_that_acts_or_leaks(
 
 def test_three_thousand_findings_and_growing_redactions_keep_githubs_limit() -> None:
     from reviewer.findings import Finding, ReviewResult, Severity
-    from reviewer.github.memory import PullState, state_line
+    from reviewer.forge.memory import PullState, state_line
     from reviewer.forge.signing import Signer
     from reviewer.redact import Redactor
     from reviewer.report.github import summary_comment

@@ -12,6 +12,8 @@ from reviewer.findings import ReviewResult
 from reviewer.report import check_writable, write_report
 
 REPORT_NAME = "reviewer-report.json"
+# How a boolean setting the CI passes as a variable reads as true (`full-review`, `dry-run`).
+TRUE_WORDS = ("true", "1", "yes")
 
 
 def report_path(env: Mapping[str, str], temp_dir: Path) -> Path:
