@@ -4,7 +4,7 @@ A finding is dismissed by a human action on the forge, on the finding's own revi
 thread resolved by a person, a 👎 (`-1`) reaction on the bot's comment, or a reply that starts
 with (or is) a dismissal phrase. Only people allowed to dismiss count (`may_dismiss`: by
 default those with write access, so the author of a fork's pull request cannot clear the
-gate), and only actions GitHub records: text inside a comment that *claims* a dismissal is a
+gate), and only actions the forge records: text inside a comment that *claims* a dismissal is a
 reply like any other and is judged by its author. Nothing here does I/O: the thread and the
 permission come from the forge's adapter (interface.py).
 """

@@ -20,7 +20,7 @@ from reviewer.report.github import annotations
 from reviewer.sinks import command_line
 from reviewer.sinks import log as sinks_log
 
-# A comment starts a run that answers it (github/answer_flow.py); the others review.
+# A comment starts a run that answers it (forge/answer_flow.py); the others review.
 COMMENT_EVENTS = ("pull_request_review_comment", "issue_comment")
 SUPPORTED_EVENTS = ("pull_request", "pull_request_target", "workflow_dispatch", *COMMENT_EVENTS)
 DEFAULT_API_URL = "https://api.github.com"

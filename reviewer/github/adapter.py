@@ -8,8 +8,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from github.PullRequest import PullRequest
-
 from reviewer.errors import ReviewerError
 from reviewer.findings import Finding
 from reviewer.forge.fetch import ensure_commits
@@ -43,7 +41,7 @@ class GitHubPull:
     noun = "pull request"
     cannot_resolve = CANNOT_RESOLVE
 
-    def __init__(self, client: GitHubClient, pull: PullRequest) -> None:
+    def __init__(self, client: GitHubClient, pull: Any) -> None:  # PyGithub's PullRequest
         self.client = client
         self.pull = pull
 

@@ -22,7 +22,7 @@ from reviewer.wording import plural
 
 # GitHub refuses bodies over 65,536 characters; leave room for markers and notes.
 MAX_BODY_CHARS = 60_000
-# The first line of the summary comment; its state is on the last line (github/memory.py).
+# The first line of the summary comment; its state is on the last line (forge/memory.py).
 SUMMARY_MARKER = "<!-- reviewer:summary -->"
 # Our markers are read back only from the last line of a body the bot wrote. Untrusted text
 # that looks like one anywhere in a body is broken up first (defuse_markers), so even a
