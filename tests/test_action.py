@@ -14,8 +14,8 @@ import pytest
 import yaml
 
 from reviewer.cli.program import main
-from reviewer.github.memory import read_state
-from reviewer.github.signing import Signer
+from reviewer.forge.memory import read_state
+from reviewer.forge.signing import Signer
 from reviewer.testing import FakeLLM, reply, tool_call
 from reviewer.testing.fake_github import FakeGitHub
 from tests.conftest import GitRepo

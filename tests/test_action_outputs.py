@@ -18,7 +18,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from reviewer.github.run_files import sarif_path
+from reviewer.forge.run_files import sarif_path
 from reviewer.report.github import summary_comment
 from reviewer.testing import reply, tool_call
 from reviewer.testing.fake_github import FakeGitHub

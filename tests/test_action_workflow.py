@@ -35,8 +35,8 @@ from typing import Any
 import pytest
 import yaml
 
-from reviewer.github.memory import PullState, read_state, state_line
-from reviewer.github.signing import Signer
+from reviewer.forge.memory import PullState, read_state, state_line
+from reviewer.forge.signing import Signer
 from reviewer.testing import FakeLLM
 from reviewer.testing.fake_github import FakeGitHub
 from tests.conftest import GitRepo

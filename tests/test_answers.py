@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from reviewer.github.asking import read_ask, refusal
+from reviewer.forge.asking import read_ask, refusal
 from reviewer.report.mdtext import MENTION_BREAK
 from reviewer.testing import error, reply, tool_call
 from reviewer.testing.fake_github import FakeGitHub

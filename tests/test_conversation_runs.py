@@ -130,8 +130,8 @@ def test_a_token_that_cannot_resolve_replies_once_and_says_which_permission_woul
     assert len(replies_to(pr.github, root["id"])) == 1  # the reply is posted once
 
     # The fake answers FORBIDDEN too, when asked regardless of viewerCanResolve.
+    from reviewer.forge.signing import Signer
     from reviewer.github.client import GitHubClient
-    from reviewer.github.signing import Signer
     from reviewer.github.threads import resolve_thread
 
     client = GitHubClient(

@@ -4,13 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from reviewer.dismissals import (
-    DISMISSAL_PHRASES,
-    ReviewThread,
-    ThreadComment,
-    phrase_dismissal,
-    thread_dismissal,
-)
+from reviewer.forge.dismissals import DISMISSAL_PHRASES, phrase_dismissal, thread_dismissal
+from reviewer.forge.interface import ReviewThread, ThreadComment
 
 BOT = "github-actions[bot]"
 WRITERS = {"maintainer", "admin"}

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from reviewer.forge.signing import Signer
 from reviewer.github.client import GitHubClient
-from reviewer.github.signing import Signer
 from reviewer.testing.fake_github import FakeGitHub
 from tests.test_fake_github_graphql import pull_repo  # noqa: F401  (fixture)
 

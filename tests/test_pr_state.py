@@ -9,8 +9,8 @@ import pytest
 
 from reviewer.change import load_change
 from reviewer.findings import FileCoverage, Finding, Severity
-from reviewer.github.carry import OpenFinding, code_hash, open_finding, still_open
-from reviewer.github.memory import (
+from reviewer.forge.carry import OpenFinding, code_hash, open_finding, still_open
+from reviewer.forge.memory import (
     CUT_NOTE,
     MAX_STATE_CHARS,
     SUGGESTION_LEFT_OUT,
@@ -19,8 +19,8 @@ from reviewer.github.memory import (
     read_state,
     state_line,
 )
-from reviewer.github.scope import is_pull_commit, review_scope
-from reviewer.github.signing import Signer
+from reviewer.forge.scope import is_pull_commit, review_scope
+from reviewer.forge.signing import Signer
 from reviewer.report.github import (
     SUMMARY_MARKER,
     comment_body,

@@ -425,7 +425,7 @@ def test_a_key_header_in_one_finding_hides_no_other_finding_on_github() -> None:
     """The summary comment and a review body are redacted value by value: a finding whose
     title carries a key header (no END line) keeps the findings after it."""
     from reviewer.findings import FileCoverage, Finding, ReviewResult, Severity
-    from reviewer.github.signing import Signer
+    from reviewer.forge.signing import Signer
     from reviewer.report.github import review_body, summary_comment
 
     hostile = Finding(

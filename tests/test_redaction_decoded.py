@@ -17,7 +17,7 @@ import pytest
 from markdown_it import MarkdownIt
 
 from reviewer.findings import Finding, ReviewResult, Severity
-from reviewer.github.signing import Signer
+from reviewer.forge.signing import Signer
 from reviewer.report import render
 from reviewer.report.github import comment_body, review_body, summary_comment
 from reviewer.report.mdtext import neutralize, neutralize_line

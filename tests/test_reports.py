@@ -999,7 +999,7 @@ def _crowded_review() -> ReviewResult:
 
 
 def test_every_count_stays_when_the_summary_comment_is_cut_to_fit() -> None:
-    from reviewer.github.memory import MAX_STATE_CHARS
+    from reviewer.forge.memory import MAX_STATE_CHARS
     from reviewer.report.github import summary_comment
 
     result = _crowded_review()

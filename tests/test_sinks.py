@@ -161,13 +161,13 @@ ALLOWED_WRITERS = {
     ("reviewer/github/actions.py", "add_mask"),
     ("reviewer/github/actions.py", "emit_command"),
     ("reviewer/safety/sinks.py", "log"),
-    ("reviewer/cli/commands.py", "_write"),
+    ("reviewer/cli/program.py", "_write"),
     ("reviewer/review/progress.py", "_draw"),  # the live line, made by log_line
     ("reviewer/review/progress.py", "_line"),
     ("reviewer/review/progress.py", "done"),
     ("reviewer/report/__init__.py", "write_text"),
     # prints annotations() lines, made by command_line
-    ("reviewer/github/review_flow.py", "review_pull"),
+    ("reviewer/github/actions.py", "annotate"),
 }
 
 
@@ -289,8 +289,8 @@ def test_a_hostile_model_reaches_no_sink_in_a_form_that_acts_or_leaks(
 
 def test_three_thousand_findings_and_growing_redactions_keep_githubs_limit() -> None:
     from reviewer.findings import Finding, ReviewResult, Severity
-    from reviewer.github.memory import PullState, state_line
-    from reviewer.github.signing import Signer
+    from reviewer.forge.memory import PullState, state_line
+    from reviewer.forge.signing import Signer
     from reviewer.report.github import summary_comment
     from reviewer.safety.redact import Redactor
 

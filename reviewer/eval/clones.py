@@ -265,8 +265,8 @@ class Clones:
 
     def _from_github(self, pull: PullRef) -> dict[str, str]:
         # Imported here: PyGithub is only needed when a token is given.
+        from reviewer.forge.signing import Signer
         from reviewer.github.client import GitHubClient
-        from reviewer.github.signing import Signer
 
         # Nothing is signed or read back here: the client only reads the pull request.
         signer = Signer(b"", str(pull))

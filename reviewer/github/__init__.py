@@ -1,16 +1,12 @@
-"""The GitHub side of reviewer, in one place: `reviewer github`, the Action's entry.
+"""The GitHub adapter of the forge-neutral core (reviewer/forge/): `reviewer github`, the
+Action's entry.
 
-- `run.py`: the entry; it hands each trigger to its flow;
-- `review_flow.py` (a pull request event), `answer_flow.py` (a comment that asks the bot),
-  `dry_run.py` (the plan only): one short flow each;
-- `pull.py`: the pull request a run works on; `fetch.py`: its commits in the checkout;
-- `scope.py`: what a run shows the model; `memory.py`, `carry.py` and `signing.py`: what
-  the bot remembers across runs, signed on its own summary comment, and the open findings
-  it carries;
-- `conversation.py`, `threads.py` and `asking.py`: fixed and dismissed findings on their
-  threads, and who may ask what;
-- `posting.py` and `run_files.py`: what a run posts and writes;
+- `run.py`: the entry; it builds the adapter and hands each trigger to the core's flow;
+- `adapter.py`: `GitHubPull`, a pull request as the core's `ChangeRequestForge` (GitHub's
+  422 fallback for inline comments, its bot logins), and `open_pull`, which opens the
+  event's pull request for a run;
+- `client.py`: GitHub's REST and GraphQL APIs through PyGithub, its only importer;
+- `threads.py`: the review threads over GraphQL (REST has none), read and resolved;
 - `actions.py`: the Actions runner's environment and event, outputs, job summary and
-  workflow commands;
-- `client.py`: GitHub's REST and GraphQL APIs through PyGithub, its only importer.
+  workflow commands (`ActionsCI`, the core's `CISide`).
 """

@@ -7,22 +7,23 @@ from __future__ import annotations
 import json
 import secrets
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
 from reviewer.errors import ReviewerError, json_problem
+from reviewer.findings import Finding
+from reviewer.forge.interface import CommentEvent
+from reviewer.report.github import annotations
+from reviewer.safety.redact import Redactor
 from reviewer.safety.sinks import command_line
 from reviewer.safety.sinks import log as sinks_log
 
-# A comment starts a run that answers it (github/answer_flow.py); the others review.
+# A comment starts a run that answers it (forge/answer_flow.py); the others review.
 COMMENT_EVENTS = ("pull_request_review_comment", "issue_comment")
 SUPPORTED_EVENTS = ("pull_request", "pull_request_target", "workflow_dispatch", *COMMENT_EVENTS)
 DEFAULT_API_URL = "https://api.github.com"
-
-# How an Action's boolean input reads as true (inputs reach the program as strings).
-TRUE_WORDS = ("true", "1", "yes")
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,16 @@ class ActionsContext:
     def owner_and_name(self) -> tuple[str, str]:
         owner, _, name = self.repository.partition("/")
         return owner, name
+
+    def comment_event(self) -> CommentEvent | None:
+        """The comment that started the run, as the core reads it."""
+        c = self.comment
+        if c is None:
+            return None
+        thread = None if c.thread_id is None else str(c.thread_id)
+        return CommentEvent(
+            c.id, c.action, c.body, c.author, c.in_thread, thread, c.on_pull_request
+        )
 
 
 def load_context(environ: Mapping[str, str]) -> ActionsContext:
@@ -286,3 +297,44 @@ def emit_command(command: str, message: str, **properties: str | int | None) -> 
 
 
 log = sinks_log  # one line on stderr that the runner reads no command from
+
+
+class ActionsCI:
+    """The Actions job a run is in, as the core's CISide (interface.py)."""
+
+    def __init__(self, context: ActionsContext, env: Mapping[str, str]) -> None:
+        self.context = context
+        self.env = env
+        self.in_ci = env.get("GITHUB_ACTIONS") == "true"
+        self.run_id = context.run_id
+        self.repository = context.repository
+        # The runner's temporary folder, outside the checkout.
+        self.temp_dir = Path(env.get("RUNNER_TEMP") or ".")
+
+    def log(self, message: str) -> None:
+        log(message)
+
+    def error(self, message: str, title: str | None = None) -> None:
+        if title is None:
+            emit_command("error", message)
+        else:
+            emit_command("error", message, title=title)
+
+    def warning(self, message: str) -> None:
+        emit_command("warning", message)
+
+    def annotate(self, findings: Sequence[Finding]) -> None:
+        for line in annotations(list(findings), redact=Redactor()):
+            print(line, flush=True)
+
+    def write_outputs(self, outputs: Mapping[str, str]) -> None:
+        write_outputs(self.context.output_file, outputs)
+
+    def append_summary(self, markdown: str) -> None:
+        append_summary(self.context.summary_file, markdown)
+
+    def mask(self, value: str | None) -> None:
+        add_mask(value)
+
+    def require_model_key(self) -> None:
+        require_model_key(self.context, self.env)

@@ -18,8 +18,8 @@ from github import Auth, Github, GithubException
 from github.PullRequest import PullRequest
 
 from reviewer.change import parse_hunks
-from reviewer.errors import ReviewerError
-from reviewer.github.signing import Signer
+from reviewer.forge import interface
+from reviewer.forge.signing import Signer
 from reviewer.report.github import comment_fingerprint, is_summary, last_line, review_marker_of
 
 T = TypeVar("T")
@@ -29,15 +29,11 @@ _ATTEMPTS = 4
 ACTIONS_BOT = "github-actions[bot]"
 
 
-class GitHubError(ReviewerError):
+class GitHubError(interface.ForgeError):
     """GitHub refused or failed a request, for good."""
 
-    def __init__(self, message: str, status: int | None = None) -> None:
-        super().__init__(message)
-        self.status = status
 
-
-class ReadOnlyToken(GitHubError):
+class ReadOnlyToken(GitHubError, interface.ReadOnlyToken):
     """Writes are refused (403): a fork's pull request, or a token without pull-requests: write."""
 
 

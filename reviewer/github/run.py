@@ -1,6 +1,7 @@
-"""`reviewer github`: the Action's entry. It reads the run's event and hands it to the flow for
-that trigger: a pull request's event (or a manual run) to the review, a comment to the answer
-(github/answer_flow.py). A run that cannot review says so in an annotation, the job summary
+"""`reviewer github`: the Action's entry. It reads the run's event, builds the adapter (the pull
+request, opened when the flow needs it, and the Actions job) and hands them to the core's flow
+for that trigger: a pull request's event (or a manual run) to the review, a comment to the
+answer (reviewer/forge/). A run that cannot review says so in an annotation, the job summary
 and the `status` output, and exits 2.
 """
 
@@ -8,20 +9,22 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from functools import partial
 from pathlib import Path
 
 from reviewer.errors import ReviewerError
+from reviewer.forge.answer_flow import answer_comment
+from reviewer.forge.dry_run import dry_run_asked, plan_change
+from reviewer.forge.review_flow import review_change
 from reviewer.github.actions import (
+    ActionsCI,
     add_mask,
     append_summary,
     emit_command,
     load_context,
-    require_model_key,
     write_outputs,
 )
-from reviewer.github.answer_flow import answer_comment
-from reviewer.github.dry_run import dry_run_asked, plan_pull
-from reviewer.github.review_flow import review_pull
+from reviewer.github.adapter import open_pull
 from reviewer.report.mdtext import neutralize
 
 NOT_REVIEWED = "not-reviewed"
@@ -35,12 +38,15 @@ def run_github(environ: Mapping[str, str] | None = None) -> int:
             add_mask(env.get(name))
     try:
         context = load_context(env)
-        if context.comment is not None:
-            return answer_comment(context, env)
+        ci = ActionsCI(context, env)
+        pull = partial(open_pull, context, env)
+        comment = context.comment_event()
+        if comment is not None:
+            return answer_comment(comment, pull, ci, env)
         if dry_run_asked(env):  # the plan only: no model, so no API key either
-            return plan_pull(context, env)
-        require_model_key(context, env)
-        return review_pull(context, env)
+            return plan_change(pull, ci, env)
+        ci.require_model_key()
+        return review_change(pull, ci, env)
     except ReviewerError as exc:
         _say_not_reviewed(env, str(exc))
         raise

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from reviewer.dismissals import THUMBS_DOWN, THUMBS_DOWN_GRAPHQL, ReviewThread, ThreadComment
+from reviewer.forge.interface import THUMBS_DOWN, ReviewThread, ThreadComment
 from reviewer.github.client import GitHubClient, GraphQLForbidden
+
+# GraphQL names the reaction the core calls THUMBS_DOWN (`-1` in REST) THUMBS_DOWN.
+THUMBS_DOWN_GRAPHQL = "THUMBS_DOWN"
 
 # `first` is required on every connection, at most 100 (GitHub's GraphQL limits).
 THREADS_QUERY = """
@@ -85,6 +88,8 @@ def _thread(node: dict[str, Any]) -> ReviewThread:
     )
     return ReviewThread(
         id=str(node["id"]),
+        # Replies go through REST, to the root comment's id.
+        reply_to=str(comments[0].id) if comments else "",
         is_resolved=bool(node.get("isResolved")),
         resolved_by=_login(node.get("resolvedBy")),
         viewer_can_resolve=bool(node.get("viewerCanResolve")),
@@ -102,7 +107,7 @@ def _comment(item: dict[str, Any]) -> ThreadComment:
         if logins:
             reactions[content] = logins
     return ThreadComment(
-        database_id=int(item.get("databaseId") or 0),
+        id=int(item.get("databaseId") or 0),
         author=_login(item.get("author")) or "",
         body=str(item.get("body") or ""),
         reactions=reactions,

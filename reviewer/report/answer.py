@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from reviewer.github.signing import Signer
+from reviewer.forge.signing import Signer
 from reviewer.report.github import MAX_BODY_CHARS, Redact, defuse_markers, last_line
 from reviewer.report.mdtext import cap_text, neutralize
 

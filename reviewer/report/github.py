@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from reviewer.findings import Finding, ReviewResult, Severity, sort_findings
-from reviewer.github.signing import Signer
+from reviewer.forge.signing import Signer
 from reviewer.report.common import verification_words
 from reviewer.report.markdown import counts_sentence, render_markdown
 from reviewer.report.mdtext import cap_text, fence, inline_code, neutralize, neutralize_line
@@ -22,7 +22,7 @@ from reviewer.wording import plural
 
 # GitHub refuses bodies over 65,536 characters; leave room for markers and notes.
 MAX_BODY_CHARS = 60_000
-# The first line of the summary comment; its state is on the last line (github/memory.py).
+# The first line of the summary comment; its state is on the last line (forge/memory.py).
 SUMMARY_MARKER = "<!-- reviewer:summary -->"
 # Our markers are read back only from the last line of a body the bot wrote. Untrusted text
 # that looks like one anywhere in a body is broken up first (defuse_markers), so even a

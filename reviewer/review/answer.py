@@ -1,6 +1,6 @@
 """An answer to a question on a change: the review's preparation (settings, change, sandbox,
 redaction, budgets), one agent loop that ends with `submit_answer` instead of
-`submit_review`, and the answer's text. Posting it is the caller's (github/answer_flow.py).
+`submit_review`, and the answer's text. Posting it is the caller's (forge/answer_flow.py).
 
 What the model reads: the change as its author describes it, the thread the question was
 asked in (the comment it starts with, the code there, every reply), the question, and the

@@ -1,4 +1,4 @@
-"""Signed markers: the only text `reviewer github` reads back from GitHub.
+"""Signed markers: the only text the bot reads back from the forge.
 
 A marker is one line, `<!-- reviewer:PAYLOAD sig=TAG -->`, where TAG is an HMAC-SHA256 of the
 payload under a key derived from a secret the pull request's author does not have

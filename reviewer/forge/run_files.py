@@ -1,4 +1,4 @@
-"""What a run of `reviewer github` leaves for the rest of the workflow besides what it posts:
+"""What a run on a change request leaves for the rest of the workflow besides what it posts:
 the report files (JSON, and SARIF for code scanning) and the outputs that say what the
 review used and cost.
 """
@@ -12,12 +12,14 @@ from reviewer.findings import ReviewResult
 from reviewer.report import check_writable, write_report
 
 REPORT_NAME = "reviewer-report.json"
+# How a boolean setting the CI passes as a variable reads as true (`full-review`, `dry-run`).
+TRUE_WORDS = ("true", "1", "yes")
 
 
-def report_path(env: Mapping[str, str]) -> Path:
-    """REVIEWER_REPORT, else the runner's temporary folder (outside the checkout, so the
+def report_path(env: Mapping[str, str], temp_dir: Path) -> Path:
+    """REVIEWER_REPORT, else the CI job's temporary folder (outside the checkout, so the
     report is never mistaken for a file of the repository)."""
-    return Path(env.get("REVIEWER_REPORT") or Path(env.get("RUNNER_TEMP") or ".") / REPORT_NAME)
+    return Path(env.get("REVIEWER_REPORT") or temp_dir / REPORT_NAME)
 
 
 def sarif_path(report: Path) -> Path:
@@ -26,18 +28,20 @@ def sarif_path(report: Path) -> Path:
     return beside if beside != report else report.with_name(report.name + ".sarif")
 
 
-def check_run_files(env: Mapping[str, str]) -> None:
+def check_run_files(env: Mapping[str, str], temp_dir: Path) -> None:
     """Before the model is asked: a report that cannot be written would lose a paid review."""
-    report = report_path(env)
+    report = report_path(env, temp_dir)
     check_writable(report, "report")
     check_writable(sarif_path(report), "SARIF log")
 
 
-def write_run_files(result: ReviewResult, env: Mapping[str, str]) -> dict[str, str]:
+def write_run_files(
+    result: ReviewResult, env: Mapping[str, str], temp_dir: Path
+) -> dict[str, str]:
     """The JSON report and the SARIF log of the review, written on every run that reviewed
     (an empty SARIF log too: an upload of it closes the alerts of fixed findings), and the
     outputs naming them and the run's usage."""
-    report = report_path(env)
+    report = report_path(env, temp_dir)
     write_report(result, "json", report)
     sarif = sarif_path(report)
     write_report(result, "sarif", sarif)

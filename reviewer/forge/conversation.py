@@ -2,15 +2,15 @@
 ignore file says, and what the bot answers.
 
 One run, in order (review_flow.py calls these):
-1. `listen`: read the threads (GraphQL), find the bot's own (root authored by the bot AND
-   ending with our signed fingerprint marker), and gather dismissals: earlier ones from the
-   signed state, human actions on the threads by people allowed to dismiss, and entries of
-   the ignore file read at the base.
+1. `listen`: read the threads (through the adapter), find the bot's own (root authored by
+   the bot AND ending with our signed fingerprint marker), and gather dismissals: earlier
+   ones from the signed state, human actions on the threads by people allowed to dismiss,
+   and entries of the ignore file read at the base.
 2. `settle`: this run's open findings minus the dismissed; fixed = open before, closed now
    (its code changed), not dismissed. The result carries the closed ones for every report.
 3. `answer`: on each fixed finding's thread, one reply "Fixed in `abc1234`." (never twice:
    the thread itself shows whether the bot already said it) and the thread resolved when the
-   token may (`viewerCanResolve`; FORBIDDEN is taken the same way). A thread a person already
+   token may (`viewer_can_resolve`; a refusal is taken the same way). A thread a person already
    resolved is left alone; a thread of an open finding stays open.
 """
 
@@ -18,15 +18,21 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Literal
 
-from reviewer.dismissals import Dismissal, ReviewThread, thread_dismissal
 from reviewer.findings import ClosedFinding, Finding, ReviewResult
-from reviewer.github.actions import emit_command, log
-from reviewer.github.carry import OpenFinding
-from reviewer.github.client import GitHubClient, GitHubError, ReadOnlyToken
-from reviewer.github.memory import PullState
-from reviewer.github.threads import resolve_thread, review_threads
+from reviewer.forge.carry import OpenFinding
+from reviewer.forge.dismissals import Dismissal, thread_dismissal
+from reviewer.forge.interface import (
+    ChangeRequestForge,
+    CISide,
+    ForgeError,
+    Permission,
+    ReadOnlyToken,
+    ReviewThread,
+)
+from reviewer.forge.signing import Signer
+from reviewer.forge.state import PullState
 from reviewer.report.github import comment_fingerprint
 from reviewer.settings.ignore_file import IGNORE_FILE_HOW, IgnoreFile
 from reviewer.wording import plural
@@ -34,11 +40,6 @@ from reviewer.wording import plural
 FIXED_REPLY = "Fixed in `{commit}`."
 # How the bot's own "fixed" replies start (with and without a commit), to say it only once.
 _FIXED_REPLY_STARTS = ("Fixed in `", "Fixed.")
-CANNOT_RESOLVE = (
-    "The threads of fixed findings stay open: this workflow's token cannot resolve review "
-    "threads. GitHub allows that with `contents: write` (not `pull-requests: write`) in the "
-    "workflow's `permissions`."
-)
 DismissBy = Literal["writers", "anyone"]
 
 
@@ -51,14 +52,10 @@ class Conversation:
     read: bool = True  # False: the threads could not be read (nothing is answered)
 
 
-def is_bot(client: GitHubClient, login: str) -> bool:
-    """The bot is `github-actions[bot]` in REST and `github-actions` in GraphQL."""
-    return login in (client.login, client.login.removesuffix("[bot]"))
-
-
 def listen(
-    client: GitHubClient,
-    number: int,
+    forge: ChangeRequestForge,
+    ci: CISide,
+    signer: Signer,
     previous: PullState | None,
     dismiss_by: DismissBy,
 ) -> Conversation:
@@ -70,19 +67,19 @@ def listen(
                 record.fingerprint, record.by, record.how, record.reason
             )
     try:
-        threads = review_threads(client, number)
-    except GitHubError as exc:
-        emit_command("warning", f"reviewer could not read the review threads: {exc}")
+        threads = forge.threads()
+    except ForgeError as exc:
+        ci.warning(f"reviewer could not read the review threads: {exc}")
         heard.read = False
         return heard
     for thread in threads:
         root = thread.root
-        if root is None or not is_bot(client, root.author):
+        if root is None or not forge.is_bot(root.author):
             continue
-        fingerprint = comment_fingerprint(root.body, client.signer)
+        fingerprint = comment_fingerprint(root.body, signer)
         if fingerprint:
             heard.threads.setdefault(fingerprint, thread)
-    may_dismiss = _may_dismiss(client, dismiss_by)
+    may_dismiss = _may_dismiss(forge, dismiss_by)
     fixed = {c.fingerprint for c in previous.closed if c.state == "fixed"} if previous else set()
     resolved = set(previous.resolved) if previous else set()
     for fingerprint, thread in heard.threads.items():
@@ -91,20 +88,20 @@ def listen(
         found = thread_dismissal(
             thread,
             fingerprint,
-            is_bot=lambda login: is_bot(client, login),
+            is_bot=forge.is_bot,
             may_dismiss=may_dismiss,
             resolved_by_bot=thread.id in resolved,
         )
         if found is not None:
-            log(f"finding {fingerprint} dismissed by {found.by} ({found.how})")
+            ci.log(f"finding {fingerprint} dismissed by {found.by} ({found.how})")
             heard.dismissals[fingerprint] = found
     return heard
 
 
-def _may_dismiss(client: GitHubClient, dismiss_by: DismissBy) -> Callable[[str], bool]:
+def _may_dismiss(forge: ChangeRequestForge, dismiss_by: DismissBy) -> Callable[[str], bool]:
     if dismiss_by == "anyone":
         return lambda login: True
-    return client.may_write
+    return lambda login: forge.permission(login) >= Permission.WRITE
 
 
 def ignored(findings: Iterable[Finding], ignore: IgnoreFile) -> dict[str, Dismissal]:
@@ -193,8 +190,8 @@ class Answered:
 
 
 def answer(
-    client: GitHubClient,
-    pull: Any,
+    forge: ChangeRequestForge,
+    ci: CISide,
     heard: Conversation,
     closed: Iterable[ClosedFinding],
     previous: PullState | None,
@@ -211,24 +208,24 @@ def answer(
         if root is None:
             continue
         said = any(
-            is_bot(client, c.author) and c.body.startswith(_FIXED_REPLY_STARTS)
+            forge.is_bot(c.author) and c.body.startswith(_FIXED_REPLY_STARTS)
             for c in thread.comments[1:]
         )
         try:
             if not said:
-                client.reply_in_thread(pull, root.database_id, _fixed_reply(item.commit))
+                forge.reply_in_thread(thread.reply_to, _fixed_reply(item.commit))
                 done.replies += 1
         except ReadOnlyToken as exc:
-            log(f"could not reply on the threads of fixed findings: {exc}")
+            ci.log(f"could not reply on the threads of fixed findings: {exc}")
             done.read_only = True
             return done
-        if thread.viewer_can_resolve and resolve_thread(client, thread.id):
+        if thread.viewer_can_resolve and forge.resolve_thread(thread.id):
             done.resolved.append(thread.id)
         else:
             done.cannot_resolve += 1
     if done.replies or done.cannot_resolve:
         resolved = len(done.resolved) - (len(previous.resolved) if previous else 0)
-        log(
+        ci.log(
             f"fixed findings: {plural(done.replies, 'reply', 'replies')} posted, "
             f"{plural(resolved, 'thread')} resolved, {done.cannot_resolve} left open"
         )

@@ -1,4 +1,4 @@
-"""What `reviewer github` remembers between runs of one pull request: which files a complete
+"""What the bot remembers between runs of one change request: which files a complete
 model loop has reviewed, and which findings are still open.
 
 Fail closed, across runs:
@@ -23,19 +23,17 @@ that is not part of this pull request is not used: the run reviews the whole pul
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 from reviewer.findings import ClosedFinding, FileCoverage, Finding, Severity
-from reviewer.github.actions import log
-from reviewer.github.carry import OpenFinding, open_finding
-from reviewer.github.scope import blob_ids
-from reviewer.github.signing import Signer
-
-if TYPE_CHECKING:
-    from reviewer.github.client import GitHubClient
+from reviewer.forge.carry import OpenFinding, open_finding
+from reviewer.forge.interface import ChangeRequestForge, Comment
+from reviewer.forge.scope import blob_ids
+from reviewer.forge.signing import Signer
+from reviewer.forge.state import PullState
+from reviewer.report.github import is_summary
 
 STATE_PREFIX = "<!-- reviewer:state "
 _VERSION = 2
@@ -70,34 +68,6 @@ SUGGESTION_LEFT_OUT = (
     "_(its suggested change did not fit in the pull request's memory: the inline comment or "
     "the first report of this finding has it)_"
 )
-
-
-@dataclass(frozen=True)
-class PullState:
-    head: str  # the head the run that wrote this looked at
-    reviewed_at: str | None = None  # every file of the pull request at this commit was reviewed
-    reviewed_files: dict[str, str] = field(default_factory=dict)  # path -> blob, since then
-    findings: tuple[OpenFinding, ...] = ()
-    # Open findings the state had no room for: counted so the gate can still see them.
-    dropped: dict[str, int] = field(default_factory=dict)
-    # The model's summary of the last complete review that asked it, and that review's head.
-    summary: str = ""
-    summary_at: str | None = None
-    # Findings of the pull request that were fixed or dismissed (the summary lists them), the
-    # threads the bot resolved itself (GitHub may not name an app as `resolvedBy`), and how
-    # many closed records the state had no room for.
-    closed: tuple[ClosedFinding, ...] = ()
-    resolved: tuple[str, ...] = ()
-    closed_cut: int = 0
-    # Open findings kept out of the reported list (min_severity, max_findings): remembered so a
-    # run that does not see them again still counts them; cut first when room runs out, and
-    # how many were cut (they never gate: they did not when they were found).
-    suppressed: tuple[OpenFinding, ...] = ()
-    suppressed_cut: int = 0
-    # The head of the last full review that was asked for (`/review`, `full-review: true`)
-    # and sent the model a request, complete or not: someone without write access gets one
-    # per head (asking.py).
-    full_review_at: str | None = None
 
 
 # --- reading and writing the marker --------------------------------------------------------
@@ -365,12 +335,16 @@ def next_state(
     )  # fmt: skip
 
 
-def our_summary(client: GitHubClient, pull: Any) -> tuple[Any | None, PullState | None]:
+def our_summary(
+    forge: ChangeRequestForge, signer: Signer, log: Callable[[str], None]
+) -> tuple[Comment | None, PullState | None]:
     """Our summary comment and the state it carries: only a comment of ours whose state line
     verifies counts; of several, the oldest (the one every run edits), said in the log."""
     verified = []
-    for comment in client.summary_comments(pull):
-        state, problem = read_state(comment.body, client.signer)
+    for comment in forge.conversation_comments():
+        if not (is_summary(comment.body) and forge.is_ours(comment.author)):
+            continue
+        state, problem = read_state(comment.body, signer)
         if state is None:
             log(f"not using comment {comment.id} as the summary: {problem}")
         else:

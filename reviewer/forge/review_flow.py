@@ -1,4 +1,4 @@
-"""One run of `reviewer github` on a pull request, as a list: open the pull request, read the
+"""One run on a change request (a pull request, a merge request), as a list: open it, read the
 bot's memory, decide what no complete run has reviewed yet, review it, carry forward the
 findings still open, post, and answer with outputs and an exit code.
 
@@ -11,60 +11,51 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any
 
 from reviewer.errors import ExitCode
 from reviewer.findings import Finding, ReviewResult, Severity
-from reviewer.github.actions import (
-    TRUE_WORDS,
-    ActionsContext,
-    append_summary,
-    emit_command,
-    log,
-    write_outputs,
-)
-from reviewer.github.carry import still_open
-from reviewer.github.conversation import CANNOT_RESOLVE, answer, ignored, listen, settle
-from reviewer.github.memory import PullState, next_state, our_summary, state_line
-from reviewer.github.posting import closing_line, post
-from reviewer.github.pull import OpenPull, open_pull
-from reviewer.github.run_files import check_run_files, write_run_files
-from reviewer.github.scope import ReviewScope, review_scope
+from reviewer.forge.carry import still_open
+from reviewer.forge.conversation import answer, ignored, listen, settle
+from reviewer.forge.interface import CISide, Comment, OpenChange, Opener
+from reviewer.forge.memory import next_state, our_summary, state_line
+from reviewer.forge.posting import closing_line, post
+from reviewer.forge.run_files import TRUE_WORDS, check_run_files, write_run_files
+from reviewer.forge.scope import ReviewScope, changed_paths, review_scope
+from reviewer.forge.state import PullState
 from reviewer.report import render
 from reviewer.report.common import tokens_and_cost_text
-from reviewer.report.github import annotations
 from reviewer.review.anchor import merge_duplicates, split_reported
 from reviewer.review.context import ChangeInfo
 from reviewer.review.pipeline import Review, run_review
 from reviewer.review.prepare import ReviewRequest
 from reviewer.review.progress import Progress
-from reviewer.safety.redact import Redactor
 from reviewer.settings.layers import settings_notes
 from reviewer.wording import plural
 
 
-def review_pull(
-    context: ActionsContext,
+def review_change(
+    open_change: Opener,
+    ci: CISide,
     env: Mapping[str, str],
-    pr: OpenPull | None = None,
-    memory: tuple[Any | None, PullState | None] | None = None,
+    pr: OpenChange | None = None,
+    memory: tuple[Comment | None, PullState | None] | None = None,
 ) -> int:
-    """`pr` and `memory` (our summary comment and its state): the pull request and what the
+    """`pr` and `memory` (our summary comment and its state): the change request and what the
     bot remembers of it, when the trigger has read them already (a `/review` comment)."""
-    check_run_files(env)
-    pr = pr or open_pull(context, env)
-    existing, previous = our_summary(pr.client, pr.pull) if memory is None else memory
-    scope, previous, full = decide_scope(pr, previous, env)
-    log(scope.note)
-    review = _review(request_for(pr, context, scope, env))
+    check_run_files(env, ci.temp_dir)
+    pr = pr or open_change()
+    existing, previous = our_summary(pr.forge, pr.signer, ci.log) if memory is None else memory
+    scope, previous, full = decide_scope(pr, ci, previous, env)
+    ci.log(scope.note)
+    review = _review(request_for(pr, ci, scope, env))
     result = _with_open_findings(review, previous, full)
     # The conversation: dismissals on the threads and in the ignore file (at the base), the
     # fixed findings' threads answered, before anything is counted or posted.
-    heard = listen(pr.client, pr.info.number, previous, review.settings.dismiss_by)
+    heard = listen(pr.forge, ci, pr.signer, previous, review.settings.dismiss_by)
     heard.dismissals.update(ignored((*result.findings, *result.suppressed), review.ignore))
     result = settle(result, previous, heard.dismissals, pr.head_sha)
-    answered = answer(pr.client, pr.pull, heard, result.closed, previous)
-    run_files = write_run_files(result, env)
+    answered = answer(pr.forge, ci, heard, result.closed, previous)
+    run_files = write_run_files(result, env, ci.temp_dir)
     state = next_state(
         previous,
         root=pr.root,
@@ -80,28 +71,19 @@ def review_pull(
         full_review=full and review.result.usage.requests > 0,
     )
     unlisted = {Severity(s): n for s, n in state.dropped.items() if n}
-    notes = _summary_notes(scope, state, unlisted, cannot_resolve=bool(answered.cannot_resolve))
-    posting = post(
-        pr.client,
-        pr.pull,
-        context,
-        result,
-        pr.head_sha,
-        existing,
-        state_line(state, pr.client.signer),
-        notes,
-    )
+    cannot_resolve = pr.forge.cannot_resolve if answered.cannot_resolve else ""
+    notes = _summary_notes(scope, state, unlisted, cannot_resolve)
+    line = state_line(state, pr.signer)
+    posting = post(pr.forge, ci, pr.signer, result, pr.head_sha, existing, line, notes)
     markdown = render(result, "markdown")
     if posting.degraded:
         markdown = f"> **{posting.degraded}**\n\n{markdown}"
-        for line in annotations(result.findings, redact=Redactor()):
-            print(line, flush=True)
-    append_summary(context.summary_file, markdown)
+        ci.annotate(result.findings)
+    ci.append_summary(markdown)
     open_severities = {f.severity for f in result.findings} | set(unlisted)
     highest = max(open_severities, key=lambda s: s.rank, default=None)
     open_count = len(result.findings) + sum(unlisted.values())
-    write_outputs(
-        context.output_file,
+    ci.write_outputs(
         {
             "findings": str(open_count),
             "highest-severity": highest.value if highest else "none",
@@ -112,7 +94,7 @@ def review_pull(
         },
     )
     if not result.complete:
-        emit_command("error", f"review incomplete: {result.incomplete_reason}")
+        ci.error(f"review incomplete: {result.incomplete_reason}")
         code = ExitCode.INCOMPLETE
     elif any(review.settings.fails(severity) for severity in open_severities):
         code = ExitCode.FINDINGS
@@ -121,19 +103,19 @@ def review_pull(
     opened = plural(open_count, "open finding")
     if highest is not None:
         opened += f", highest severity {highest.value}"
-    log(tokens_and_cost_text(result))
-    log(closing_line(result, posting, existing is not None, opened, int(code)))
+    ci.log(tokens_and_cost_text(result))
+    ci.log(closing_line(result, posting, existing is not None, opened, int(code)))
     return int(code)
 
 
 def _summary_notes(
-    scope: ReviewScope, state: PullState, unlisted: dict[Severity, int], *, cannot_resolve: bool
+    scope: ReviewScope, state: PullState, unlisted: dict[Severity, int], cannot_resolve: str
 ) -> tuple[str, ...]:
     """What the summary comment says above the report: this run's scope, threads it could not
     resolve, and what the bot's memory had no room for."""
     notes = () if scope.only is None else (f"This run: {scope.note}.",)
     if cannot_resolve:
-        notes += (CANNOT_RESOLVE,)
+        notes += (cannot_resolve,)
     if state.closed_cut:
         notes += (
             f"{plural(state.closed_cut, 'fixed or dismissed finding')} of earlier runs no "
@@ -154,24 +136,23 @@ def _summary_notes(
 
 
 def decide_scope(
-    pr: OpenPull, previous: PullState | None, env: Mapping[str, str]
+    pr: OpenChange, ci: CISide, previous: PullState | None, env: Mapping[str, str]
 ) -> tuple[ReviewScope, PullState | None, bool]:
     """What this run shows the model (all of the PR, or what no complete run has reviewed
     yet), the memory it builds on, and whether a full review was asked for. Which settings
     apply is said first: the decision is read in their light."""
     full = (env.get("REVIEWER_FULL_REVIEW") or "").strip().lower() in TRUE_WORDS
-    scope, previous = review_scope(
-        pr.root, previous, pr.changed_paths(), pr.merge_base, pr.head_sha, full=full
-    )
+    paths = changed_paths(pr.root, pr.merge_base, pr.head_sha)
+    scope, previous = review_scope(pr.root, previous, paths, pr.merge_base, pr.head_sha, full=full)
     for note in settings_notes(pr.root, pr.base_sha, None, env.get("REVIEWER_CONFIG") or None):
-        log(note)
+        ci.log(note)
     return scope, previous, full
 
 
 def request_for(
-    pr: OpenPull, context: ActionsContext, scope: ReviewScope, env: Mapping[str, str]
+    pr: OpenChange, ci: CISide, scope: ReviewScope, env: Mapping[str, str]
 ) -> ReviewRequest:
-    """The review pipeline's request for this run: its scope, the PR's title and body."""
+    """The review pipeline's request for this run: its scope, the change's title and body."""
     return ReviewRequest(
         repo=pr.root,
         base=pr.base_sha,
@@ -179,7 +160,7 @@ def request_for(
         config_name=env.get("REVIEWER_CONFIG") or None,
         only=scope.only,
         since=scope.since,
-        info=ChangeInfo(pr.info.title, pr.info.body, context.repository),
+        info=ChangeInfo(pr.info.title, pr.info.body, ci.repository),
         keep_transcript=False,
         announce_settings=False,
     )

@@ -18,7 +18,7 @@ from typing import Literal
 
 from markdown_it import MarkdownIt
 
-from reviewer.github.memory import PullState
+from reviewer.forge.state import PullState
 
 REVIEW_COMMAND = "/review"
 ANYONE = "anyone"

@@ -1,5 +1,7 @@
-"""Making sure a checkout holds what a pull request's review needs: both commits, and history
-down to their merge base. Fetching adds objects only; no code of the pull request is run.
+"""Making sure a checkout holds what a change request's review needs: both commits, and history
+down to their merge base. Fetching adds objects only; no code of the change request is run.
+The adapter names its forge's ref of the change (GitHub: `refs/pull/N/head`) and the setting
+that gives a deep checkout (GitHub: `fetch-depth: 0` on actions/checkout).
 """
 
 from __future__ import annotations
@@ -15,7 +17,13 @@ _DEEPEN_STEPS = (50, 500)
 
 
 def ensure_commits(
-    root: Path, base_sha: str, head_sha: str, number: int, log: Callable[[str], None]
+    root: Path,
+    base_sha: str,
+    head_sha: str,
+    log: Callable[[str], None],
+    *,
+    change_ref: str,
+    deep_checkout: str,
 ) -> None:
     """Fetch what a shallow checkout lacks: both commits, and history down to their merge
     base. Fetching adds objects only; no code of the pull request is run."""
@@ -23,8 +31,7 @@ def ensure_commits(
     if missing:
         log("fetching the pull request's commits (the checkout lacks them)")
         if not _fetch(root, log, missing):
-            pull_ref = f"+refs/pull/{number}/head:refs/remotes/origin/pr-{number}"
-            _fetch(root, log, [pull_ref, *missing])
+            _fetch(root, log, [change_ref, *missing])
     for depth in _DEEPEN_STEPS:
         if _merge_base_found(root, base_sha, head_sha):
             return
@@ -40,7 +47,7 @@ def ensure_commits(
             else f"no merge base between {base_sha[:12]} and {head_sha[:12]}"
         )
         raise ReviewerError(
-            f"{problem} and fetching did not help; set `fetch-depth: 0` on actions/checkout"
+            f"{problem} and fetching did not help; {deep_checkout}"
         )
 
 
@@ -61,7 +68,7 @@ def _is_shallow(root: Path) -> bool:
 
 
 def _fetch(root: Path, log: Callable[[str], None], args: list[str]) -> bool:
-    # The one fetch the run asks for: from the checkout's origin, which is GitHub over https,
+    # The one fetch the run asks for: from the checkout's origin, which is the forge over https,
     # or a local repository (`reviewer github` tried locally). Its uploadpack is pinned.
     proc = run_git(
         root,

@@ -1,4 +1,4 @@
-"""What a run of `reviewer github` shows the model: all of the pull request, or what no
+"""What a run on a change request shows the model: all of the pull request, or what no
 complete run has reviewed yet (the files changed since the last complete review, and those a
 failed run left), decided from the bot's memory and the pull request's commits. Fails closed:
 a remembered commit that is not in the pull request (a force-push) means a full review.
@@ -8,13 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from reviewer.forge.state import PullState
 from reviewer.wording import plural
 from reviewer.workspace.gitcmd import run_git
-
-if TYPE_CHECKING:  # memory.py remembers what this decides from
-    from reviewer.github.memory import PullState
 
 
 @dataclass(frozen=True)

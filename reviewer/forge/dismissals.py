@@ -1,19 +1,21 @@
 """When a person has dismissed one of the bot's findings, and who.
 
-A finding is dismissed by a human action on GitHub, on the finding's own review thread: the
+A finding is dismissed by a human action on the forge, on the finding's own review thread: the
 thread resolved by a person, a 👎 (`-1`) reaction on the bot's comment, or a reply that starts
 with (or is) a dismissal phrase. Only people allowed to dismiss count (`may_dismiss`: by
 default those with write access, so the author of a fork's pull request cannot clear the
-gate), and only actions GitHub records: text inside a comment that *claims* a dismissal is a
-reply like any other and is judged by its author. Nothing here does I/O: the thread comes
-from GitHub's GraphQL API, the permission from its REST API, through the client.
+gate), and only actions the forge records: text inside a comment that *claims* a dismissal is a
+reply like any other and is judged by its author. Nothing here does I/O: the thread and the
+permission come from the forge's adapter (interface.py).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+
+from reviewer.forge.interface import THUMBS_DOWN, ReviewThread
 
 # Replies that dismiss a finding, case-insensitive, as the reply's first words or the whole
 # reply ("Won't fix: the caller validates"). Curly apostrophes are read as straight ones.
@@ -34,9 +36,6 @@ _PHRASE = re.compile(
     + r")(?![\w'])[\s.:;,!\-\u2013\u2014]*(?P<reason>.*)$",
     re.IGNORECASE | re.DOTALL,
 )
-THUMBS_DOWN = "-1"
-# GraphQL names the same reaction THUMBS_DOWN.
-THUMBS_DOWN_GRAPHQL = "THUMBS_DOWN"
 
 
 @dataclass(frozen=True)
@@ -47,31 +46,6 @@ class Dismissal:
     by: str
     how: str  # "resolved the thread", "reacted 👎", "replied", "ignore file"
     reason: str = ""
-
-
-@dataclass(frozen=True)
-class ThreadComment:
-    database_id: int
-    author: str
-    body: str
-    # Logins per reaction content (`-1`, `+1`, ...).
-    reactions: dict[str, tuple[str, ...]] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class ReviewThread:
-    """A review thread as GitHub's GraphQL API shows it; `comments[0]` is the root."""
-
-    id: str
-    is_resolved: bool
-    resolved_by: str | None
-    viewer_can_resolve: bool
-    comments: tuple[ThreadComment, ...]
-    is_outdated: bool = False
-
-    @property
-    def root(self) -> ThreadComment | None:
-        return self.comments[0] if self.comments else None
 
 
 def phrase_dismissal(body: str) -> tuple[str, str] | None:

@@ -1,0 +1,110 @@
+"""What a run posts on the change request: one review of inline comments and the summary
+comment, or, when the token cannot write, nothing (the job summary and annotations carry it).
+The forge's refusals never lose a finding: what it refuses as a comment is written into the
+review's body (the adapter says which, interface.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from reviewer.findings import Finding, ReviewResult
+from reviewer.forge.interface import (
+    ChangeRequestForge,
+    CISide,
+    Comment,
+    InlineComment,
+    ReadOnlyToken,
+)
+from reviewer.forge.signing import Signer
+from reviewer.report.github import comment_body, review_body, summary_comment
+from reviewer.safety.redact import Redactor
+from reviewer.wording import plural
+
+
+@dataclass
+class Posting:
+    review_url: str = ""
+    summary_url: str = ""
+    degraded: str = ""
+    inline_comments: int = 0  # in the review posted
+    in_review_body: int = 0  # findings the forge refused as comments, written into its body
+
+
+def post(
+    forge: ChangeRequestForge,
+    ci: CISide,
+    signer: Signer,
+    result: ReviewResult,
+    head_sha: str,
+    existing: Comment | None,
+    state: str,
+    notes: tuple[str, ...],
+) -> Posting:
+    posting = Posting()
+    redact = Redactor()
+    try:
+        commentable = forge.commentable()
+        already = forge.posted_fingerprints()
+        inline: list[Finding] = []
+        for finding in result.findings:
+            if finding.fingerprint in already or not finding.inline:
+                continue
+            start = finding.line if finding.end_line else None
+            if commentable.accepts(finding.path, finding.side, finding.last_line, start):
+                inline.append(finding)
+        summary = summary_comment(result, state_line=state, notes=notes, redact=redact)
+        posting.summary_url = forge.upsert_summary(existing, summary)
+        # An incomplete review's findings stay in the summary: inline comments would look
+        # like a finished review.
+        if inline and result.complete:
+
+            def body_for(posted: int, refused: Sequence[Finding]) -> str:
+                return review_body(
+                    posted,
+                    list(refused),
+                    ci.run_id,
+                    posting.summary_url,
+                    f"{forge.name} refused their line anchors",
+                    signer,
+                    redact=redact,
+                )
+
+            comments = [InlineComment(f, comment_body(f, signer, redact=redact)) for f in inline]
+            review = forge.post_review(head_sha, comments, body_for, ci.run_id)
+            posting.review_url = review.url
+            posting.inline_comments, posting.in_review_body = review.posted, len(review.refused)
+    except ReadOnlyToken as exc:
+        posting.degraded = (
+            f"reviewer could not post on this {forge.noun}: the token is read-only (a fork's "
+            f"{forge.noun}?). The findings are in this job summary and in annotations."
+        )
+        ci.warning(f"{posting.degraded} ({exc})")
+    return posting
+
+
+def closing_line(
+    result: ReviewResult, posting: Posting, edits_summary: bool, opened: str, code: int
+) -> str:
+    """The run's last log line: its status, what it posted, what is open and where."""
+    if posting.degraded:
+        posted = "posted nothing (read-only token): see the job summary and annotations"
+    else:
+        if posting.review_url:
+            posted = f"posted a review with {plural(posting.inline_comments, 'inline comment')}"
+            if posting.in_review_body:
+                posted += f" ({plural(posting.in_review_body, 'finding')} in its body)"
+        elif result.complete:
+            posted = "posted no review (no new finding to comment on a line)"
+        else:
+            posted = "posted no review (an incomplete review posts none)"
+        if posting.summary_url:
+            posted += ", " + ("edited" if edits_summary else "created") + " the summary comment"
+    urls = [
+        f"{name} {url}"
+        for name, url in (("review", posting.review_url), ("summary", posting.summary_url))
+        if url
+    ]
+    where = f"; {', '.join(urls)}" if urls else ""
+    return f"done ({result.status}, exit {code}): {posted}; {opened}{where}"

@@ -1,0 +1,53 @@
+"""The forge-neutral core (reviewer/forge/) imports nothing of a forge: no PyGithub, no
+python-gitlab, no adapter. Everything it needs of a forge goes through forge/interface.py."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import reviewer.forge
+
+FORBIDDEN = ("github", "gitlab", "reviewer.github", "reviewer.gitlab")
+
+
+def _imports(tree: ast.AST) -> list[str]:
+    names: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.append(node.module)
+            if node.module == "reviewer":  # `from reviewer import github` names the adapter
+                names += [f"reviewer.{alias.name}" for alias in node.names]
+    return names
+
+
+def _forbidden(name: str) -> bool:
+    return any(name == f or name.startswith(f + ".") for f in FORBIDDEN)
+
+
+def test_the_core_imports_no_forge() -> None:
+    root = Path(reviewer.forge.__file__).parent
+    modules = sorted(root.rglob("*.py"))
+    assert len(modules) > 10  # the walk sees the core
+    found = [
+        f"{path.relative_to(root)}: {name}"
+        for path in modules
+        for name in _imports(ast.parse(path.read_text(encoding="utf-8")))
+        if _forbidden(name)
+    ]
+    assert found == []
+
+
+def test_the_check_sees_an_adapter_import() -> None:
+    tree = ast.parse(
+        "import github\nfrom reviewer.github.client import X\nfrom reviewer import gitlab\n"
+        "from gitlab.v4 import objects\nfrom reviewer.githubish import y\n"
+    )
+    assert [name for name in _imports(tree) if _forbidden(name)] == [
+        "github",
+        "reviewer.github.client",
+        "reviewer.gitlab",
+        "gitlab.v4",
+    ]
