@@ -33,7 +33,8 @@ class Block:
 
 
 def pages() -> list[Path]:
-    return [PROJECT / "README.md", PROJECT / "CONTRIBUTING.md", *sorted((PROJECT / "docs").glob("*.md"))]
+    docs = sorted((PROJECT / "docs").glob("*.md"))
+    return [PROJECT / "README.md", PROJECT / "CONTRIBUTING.md", *docs]
 
 
 def blocks() -> list[Block]:

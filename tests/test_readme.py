@@ -24,7 +24,6 @@ from tests.conftest import GitRepo
 from tests.docs import doc_block, section
 
 
-
 def test_submit_review_fields_are_documented_as_the_model_declares_them() -> None:
     """A script for the fake model writes submit_review's arguments: the README lists every
     field of a finding, which may be left out, its other spellings, and the allowed values."""
@@ -166,7 +165,8 @@ def test_exit_0_of_the_action_says_which_files_are_reviewed() -> None:
     """A complete run lists generated files (and the others below) as not reviewed and exits
     0: the exit-code paragraph must not promise that every file was reviewed, and names each
     reason `reviewer.selection.select_files` gives a file that is never reviewed."""
-    paragraph = re.search(r"^Exit codes: `0` (.*?)`1`", section("Exit codes of the Action"), re.S | re.M)
+    text = section("Exit codes of the Action")
+    paragraph = re.search(r"^Exit codes: `0` (.*?)`1`", text, re.S | re.M)
     assert paragraph
     text = " ".join(paragraph.group(1).split())
     assert "every file of the PR has been reviewed" not in text

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import queue
-import re
 import signal
 import socket
 import subprocess
