@@ -23,6 +23,7 @@ from packaging.utils import canonicalize_name
 from reviewer.settings.config import Settings
 from reviewer.settings.layers import _ENV_ALIASES
 from reviewer.settings.variables import COMMAND_VARIABLES
+from tests.docs import doc_block
 
 PROJECT = Path(__file__).resolve().parents[1]
 ACTION = PROJECT / "action.yml"
@@ -219,9 +220,9 @@ def test_the_install_uses_the_lock_and_resolves_nothing() -> None:
 
 
 def readme_action_block() -> dict[str, Any]:
-    readme = (PROJECT / "README.md").read_text()
-    section = readme.split("\n## GitHub Action\n", 1)[1]
-    block = section.split("```yaml\n", 1)[1].split("\n```", 1)[0]
+    """The README's workflow block, which docs/action.md repeats word for word."""
+    block = doc_block("action-workflow-readme")
+    assert doc_block("action-workflow") == block
     return yaml.safe_load(block)
 
 
@@ -241,7 +242,7 @@ def test_the_readme_block_is_the_workflow_the_tests_run() -> None:
 
 
 def test_the_example_starts_a_job_only_for_new_comments_that_call_the_bot() -> None:
-    """Questions (README "Questions in threads"): the comment triggers, new comments only; a
+    """Questions (docs/action.md "Questions in threads"): the comment triggers, new comments only; a
     job only when a comment mentions the bot's default `mention` or starts with /review and
     is not a bot's; replies need pull-requests: write, and contents stays read (write would
     also let the job push)."""

@@ -8,6 +8,7 @@ or ends cleanly with the server's own reason in one line.
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Any
 
@@ -432,12 +433,23 @@ def test_tool_calls_written_as_text_are_recovered(content: str, expected: list[A
 
 
 def test_hostile_text_does_not_stall_the_recovery() -> None:
+    # A recovery that backtracks (quadratic or worse) on a megabyte of openers would run for
+    # hours; a linear one takes milliseconds. The join is a guard against that hang, not a
+    # measure of speed, so a loaded machine cannot fail it.
     from reviewer.llm.replies import normalize
 
-    started = time.monotonic()
-    for text in ("<tool_call>" * 100_000, "<function=x>" * 80_000, "[TOOL_CALLS][" * 80_000):
-        normalize({"content": text}, "stop", None, 1, tool_names=frozenset({"x"}))
-    assert time.monotonic() - started < 5
+    texts = ("<tool_call>" * 100_000, "<function=x>" * 80_000, "[TOOL_CALLS][" * 80_000)
+    done: list[str] = []
+
+    def recover() -> None:
+        for text in texts:
+            normalize({"content": text}, "stop", None, 1, tool_names=frozenset({"x"}))
+            done.append(text[:12])
+
+    worker = threading.Thread(target=recover, daemon=True)
+    worker.start()
+    worker.join(timeout=120)
+    assert len(done) == len(texts), f"the recovery stalled after {len(done)} texts"
 
 
 def test_an_overflow_reported_inside_a_200_is_a_context_error() -> None:

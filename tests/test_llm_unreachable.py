@@ -312,15 +312,22 @@ def test_llama_cpp_in_embeddings_mode_says_how_to_start_it() -> None:
 
 def test_the_parts_wait_for_the_first_answer_then_ask_together() -> None:
     # The gate costs a healthy review only its first reply: after it, the parts run at once.
-    in_flight, peak = 0, 0
+    # Told by counts, not the clock: the first answers alone; each of the three others is
+    # answered only once all three are in flight together (a barrier; its timeout guards
+    # against a hang: were they asked one by one, it would break and fail the request).
+    in_flight, peak, arrived = 0, 0, 0
     lock = threading.Lock()
+    together = threading.Barrier(3)
 
     def slow(request: dict[str, Any]) -> dict[str, Any]:
-        nonlocal in_flight, peak
+        nonlocal in_flight, peak, arrived
         with lock:
             in_flight += 1
             peak = max(peak, in_flight)
-        time.sleep(0.2)
+            arrived += 1
+            first = arrived == 1
+        if not first:
+            together.wait(timeout=60)
         with lock:
             in_flight -= 1
         return reply("ok")

@@ -1,5 +1,6 @@
-"""The README is code a newcomer runs and reference a script writer reads: it is held to the
-code here, on real repositories with the package's own executables."""
+"""The README and its docs/ pages are code a newcomer runs and reference a script writer
+reads: they are held to the code here, on real repositories with the package's own
+executables."""
 
 from __future__ import annotations
 
@@ -20,16 +21,7 @@ from reviewer.findings import CATEGORIES, Severity
 from reviewer.review.submission import FindingIn, SubmitReview
 from reviewer.testing.fake_llm import FakeLLM, reply, tool_call
 from tests.conftest import GitRepo
-
-README = Path(__file__).resolve().parents[1] / "README.md"
-
-
-def section(title: str) -> str:
-    """The text of the README section whose heading is `title`, up to the next heading."""
-    text = README.read_text(encoding="utf-8")
-    match = re.search(rf"^#+ {re.escape(title)}\n(.*?)(?=^#+ )", text, re.S | re.M)
-    assert match, f"README has no section '{title}'"
-    return match.group(1)
+from tests.docs import doc_block, section
 
 
 def test_submit_review_fields_are_documented_as_the_model_declares_them() -> None:
@@ -54,12 +46,10 @@ def test_submit_review_fields_are_documented_as_the_model_declares_them() -> Non
     assert re.findall(r"`(\w+)`", documented["category"][1]) == list(CATEGORIES)
 
 
-def sh_block(title: str) -> str:
-    """The first ```sh block of a README section, run as a newcomer would from a clone, with
-    this test's virtualenv standing for the clone's `.venv`."""
-    match = re.search(r"```sh\n(.*?)```", section(title), re.S)
-    assert match, f"no sh block in '{title}'"
-    return match.group(1).replace(".venv/bin/", f"{Path(sys.executable).parent}/")
+def sh_block(name: str) -> str:
+    """A named command block, run as a newcomer would from a clone, with this test's
+    virtualenv standing for the clone's `.venv`."""
+    return doc_block(name).replace(".venv/bin/", f"{Path(sys.executable).parent}/")
 
 
 @pytest.fixture
@@ -91,9 +81,9 @@ def free_port() -> int:
 def test_the_recipe_without_a_model_reviews_the_last_commit_and_stops_the_server(
     fresh_clone: Path, tmp_path: Path
 ) -> None:
-    """The README block as it is (another free port for 8000, so parallel runs cannot
+    """The docs/tools.md block as it is (another free port for 8000, so parallel runs cannot
     clash): it reviews files of a real range, and leaves no process behind."""
-    script = sh_block("Test your prompts and settings without a model")
+    script = sh_block("fake-model")
     port = free_port()
     # Files, not pipes: a server left running would hold a pipe open past the shell's end.
     with (tmp_path / "out").open("w+") as stdout, (tmp_path / "err").open("w+") as stderr:
@@ -135,7 +125,7 @@ def _group_alive(group: int) -> bool:
 def test_the_install_and_run_command_reviews_a_real_range(fresh_clone: Path) -> None:
     """The install command's review, run in a fresh clone (the virtualenv is this test's):
     it reviews the last commit's files, where the default base would review nothing."""
-    command = sh_block("Install and run").strip().split(" && ")[-1]
+    command = sh_block("install").strip().split(" && ")[-1]
     submit = reply(tool_calls=[tool_call("submit_review", {"summary": "ok", "findings": []})])
     with FakeLLM([submit]) as llm:
         env = newcomer_env(OPENAI_BASE_URL=llm.base_url, OPENAI_API_KEY="x", REVIEWER_MODEL="m")
@@ -175,7 +165,8 @@ def test_exit_0_of_the_action_says_which_files_are_reviewed() -> None:
     """A complete run lists generated files (and the others below) as not reviewed and exits
     0: the exit-code paragraph must not promise that every file was reviewed, and names each
     reason `reviewer.change.selection.select_files` gives a file that is never reviewed."""
-    paragraph = re.search(r"^Exit codes: `0` (.*?)`1`", section("GitHub Action"), re.S | re.M)
+    text = section("Exit codes of the Action")
+    paragraph = re.search(r"^Exit codes: `0` (.*?)`1`", text, re.S | re.M)
     assert paragraph
     text = " ".join(paragraph.group(1).split())
     assert "every file of the PR has been reviewed" not in text

@@ -10,9 +10,9 @@ import subprocess
 from pathlib import Path
 
 import reviewer
+from tests.docs import doc_block
 
 PROJECT = Path(__file__).resolve().parents[1]
-RELEASING = PROJECT / "docs" / "RELEASING.md"
 
 
 def git(*args: str, cwd: Path) -> str:
@@ -28,8 +28,7 @@ def test_the_changelog_has_a_section_for_the_version() -> None:
 
 
 def test_the_release_block_tags_the_version_and_prints_the_commit_to_pin(tmp_path: Path) -> None:
-    blocks = re.findall(r"```sh\n(.*?)```", RELEASING.read_text(encoding="utf-8"), re.S)
-    assert len(blocks) == 1
+    blocks = [doc_block("release")]
     origin, clone = tmp_path / "origin.git", tmp_path / "clone"
     git("init", "-q", "--bare", str(origin), cwd=tmp_path)
     git("init", "-q", str(clone), cwd=tmp_path)

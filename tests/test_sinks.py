@@ -161,7 +161,7 @@ ALLOWED_WRITERS = {
     ("reviewer/github/actions.py", "add_mask"),
     ("reviewer/github/actions.py", "emit_command"),
     ("reviewer/safety/sinks.py", "log"),
-    ("reviewer/cli/program.py", "_write"),
+    ("reviewer/cli/commands.py", "_write"),
     ("reviewer/review/progress.py", "_draw"),  # the live line, made by log_line
     ("reviewer/review/progress.py", "_line"),
     ("reviewer/review/progress.py", "done"),

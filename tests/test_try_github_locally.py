@@ -1,4 +1,4 @@
-"""The README's "Try `reviewer github` locally" is code: its commands, as written (only the
+"""docs/action.md's "Try `reviewer github` locally" is code: its commands, as written (only the
 ports are made free ones), are typed into one real bash session in a temporary repository,
 as a person would: start the fakes, run, push a commit, run again. The fakes and `reviewer`
 are real programs over real HTTP; the test reads what the person would read: the log and
@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import queue
-import re
 import signal
 import socket
 import subprocess
@@ -22,19 +21,16 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import GIT_IDENTITY, GitRepo
+from tests.docs import doc_block
 from tests.test_action import HEAD_APP, finding, pr_repo, submit  # noqa: F401  (a fixture)
 
-README = Path(__file__).resolve().parent.parent / "README.md"
-SECTION = "### Try `reviewer github` locally"
 DONE = "__step_done__"
 BOT = "github-actions[bot]"
 
 
 def readme_blocks() -> list[str]:
-    text = README.read_text(encoding="utf-8")
-    start = text.index(SECTION)
-    end = text.index("\n## ", start)
-    return re.findall(r"```sh\n(.*?)```", text[start:end], flags=re.DOTALL)
+    """The section's blocks in the order a person types them."""
+    return [doc_block(name) for name in ("local-fakes", "local-run", "local-push", "local-act")]
 
 
 def free_port() -> int:
