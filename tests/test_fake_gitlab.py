@@ -110,7 +110,8 @@ def test_a_read_api_token_cannot_write(repo: GitRepo) -> None:
 
 
 def test_positions_by_the_line_role_in_the_diff(fake: FakeGitLab) -> None:
-    # https://docs.gitlab.com/api/discussions/#create-a-new-thread-in-the-merge-request-diff: an added line has
+    # https://docs.gitlab.com/api/discussions/#create-a-new-thread-in-the-merge-request-diff
+    # An added line has
     # new_line only, a removed line old_line only, an unchanged line both.
     mr = merge_request(fake)
     added = mr.discussions.create({"body": "added", "position": position(mr, new_line=31)})
@@ -129,7 +130,8 @@ def test_positions_by_the_line_role_in_the_diff(fake: FakeGitLab) -> None:
 
 
 def test_a_position_not_on_the_diff_is_refused_like_gitlab(fake: FakeGitLab) -> None:
-    # https://docs.gitlab.com/api/discussions/#create-a-new-thread-in-the-merge-request-diff; the 400's text is
+    # https://docs.gitlab.com/api/discussions/#create-a-new-thread-in-the-merge-request-diff
+    # The 400's text is
     # DiffNote's validation (gitlabhq app/models/diff_note.rb), as reported by bots.
     mr = merge_request(fake)
     assert refused(mr, position(mr, new_line=4)) == (400, LINE_CODE)  # context: both needed
@@ -163,7 +165,8 @@ def test_a_line_range(fake: FakeGitLab) -> None:
 
 def test_reply_resolve_and_who_may_resolve(fake: FakeGitLab) -> None:
     # https://docs.gitlab.com/api/discussions/#add-note-to-existing-merge-request-thread and
-    # https://docs.gitlab.com/api/discussions/#resolve-a-merge-request-thread (Developer and above, or the author)
+    # https://docs.gitlab.com/api/discussions/#resolve-a-merge-request-thread
+    # (Developer and above, or the author)
     mr = merge_request(fake)
     thread = mr.discussions.create({"body": "bug", "position": position(mr, new_line=31)})
     reply = thread.notes.create({"body": "more"})
@@ -181,8 +184,9 @@ def test_reply_resolve_and_who_may_resolve(fake: FakeGitLab) -> None:
 
 
 def test_notes_edits_order_and_pagination(fake: FakeGitLab) -> None:
-    # https://docs.gitlab.com/api/notes/#list-all-merge-request-notes (newest first), #modify-existing-merge-
-    # request-note (author only), and https://docs.gitlab.com/api/rest/#pagination (headers and Link)
+    # https://docs.gitlab.com/api/notes/#list-all-merge-request-notes (newest first),
+    # https://docs.gitlab.com/api/notes/#modify-existing-merge-request-note (author only),
+    # https://docs.gitlab.com/api/rest/#pagination (headers and Link)
     mr = merge_request(fake)
     summary = mr.notes.create({"body": "summary"})
     for number in range(3):
