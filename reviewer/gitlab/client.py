@@ -64,6 +64,8 @@ class MergeRequestInfo:
     source_project_id: int
     target_project_id: int
     web_url: str
+    source_branch: str = ""
+    target_branch: str = ""
 
     @property
     def is_fork(self) -> bool:
@@ -95,6 +97,7 @@ class DiscussionInfo:
     resolved: bool
     resolved_by: str | None
     position: dict[str, Any] | None = None
+    individual_note: bool = False  # a plain note on the merge request, not a thread
 
 
 @dataclass(frozen=True)
@@ -202,6 +205,8 @@ class GitLabClient:
             source_project_id=data["source_project_id"],
             target_project_id=data["target_project_id"],
             web_url=data.get("web_url") or "",
+            source_branch=data.get("source_branch") or "",
+            target_branch=data.get("target_branch") or "",
         )
 
     def me(self) -> tuple[int, str]:
@@ -226,6 +231,13 @@ class GitLabClient:
         )
         me = self.me()[0] if with_awards else None
         return [self._discussion(d, me) for d in raw]
+
+    def diffs(self) -> list[tuple[str, str, str]]:
+        """(old_path, new_path, patch) of each file of the merge request's latest diff."""
+        path = f"/projects/{self._project.encoded_id}/merge_requests/{self._mr.iid}/diffs"
+        raw = self._read(lambda: list(self.gl.http_list(path, get_all=True)),
+                         "read the merge request's diff")  # fmt: skip
+        return [(d["old_path"], d["new_path"], d.get("diff") or "") for d in raw]
 
     def awards(self, note_id: int) -> tuple[Award, ...]:
         raw = self._read(
@@ -323,6 +335,7 @@ class GitLabClient:
             resolved=bool(first.get("resolved")),
             resolved_by=resolved_by["username"] if resolved_by else None,
             position=first.get("position"),
+            individual_note=bool(raw.get("individual_note")),
         )
 
     def _read(self, action: Callable[[], T], what: str) -> T:
