@@ -7,6 +7,9 @@ backtick runs longer than any inside them, every piece of prose is escaped so th
 back as the same prose, and what GitHub would act on is made inert:
 - raw HTML (inline or block: `<img>`, `<details>`, `<!--`) becomes visible text;
 - a mention (`@user`, `@org/team`) gets a zero-width joiner after the `@`;
+- on GitLab (`dialect="gitlab"`), every reference GitLab Flavored Markdown links or acts on
+  gets one too (`GITLAB_REFERENCES`: `#123`, `!45`, `~label`, `%milestone`, `$snippet`,
+  `&epic`, `[[_TOC_]]`), and a line starting with `/` (a quick action) gets a backslash;
 - character references are decoded by the parser and their result escaped, so `&#64;` cannot
   rebuild a mention or a tag;
 - images become plain links (no image is loaded from a URL the model chose).
@@ -24,7 +27,9 @@ form holds a secret is written as plain text with the secret replaced.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import lru_cache
 from urllib.parse import unquote
@@ -38,6 +43,30 @@ MENTION_BREAK = "\u200d"
 # GitHub links a mention after any non-alphanumeric character, even inside emphasis, so only
 # a letter or digit before the `@` (an e-mail address) spares it.
 _MENTION = re.compile(r"(?<![A-Za-z0-9])@(?=[A-Za-z0-9])")
+# GitLab Flavored Markdown's references, as data: each pattern matches the point where a
+# zero-width joiner goes, between the sigil and what it names, so GitLab's reference filters
+# (which run on the rendered text, after escapes are undone) see no reference; readers see
+# no difference. docs.gitlab.com/user/markdown/#gitlab-specific-references
+GITLAB_REFERENCES: dict[str, re.Pattern[str]] = {
+    # Not in an e-mail address (GitLab does not link `a@b.com` either).
+    "user or group (notifies)": re.compile(r"(?<=(?<![A-Za-z0-9])@)(?=[A-Za-z0-9_])"),
+    "issue": re.compile(r"(?<=#)(?=\d)"),
+    "merge request": re.compile(r"(?<=!)(?=\d)"),
+    "label": re.compile(r"(?<=~)(?=[A-Za-z0-9_\"])"),
+    "milestone": re.compile(r"(?<=%)(?=[A-Za-z0-9_\"])"),
+    "snippet": re.compile(r"(?<=\$)(?=\d)"),
+    "epic": re.compile(r"(?<=&)(?=\d)"),
+    # `[[_TOC_]]` and `[TOC]`; the parser splits the former around its emphasis, so every
+    # `[[` is broken (GitLab links nothing else with it).
+    "table of contents": re.compile(r"(?i)(?<=\[)(?=\[|TOC\])"),
+}
+# A note's line starting with `/` runs a quick action as the note's author
+# (docs.gitlab.com/user/project/quick_actions/); a backslash before it keeps it text.
+_GITLAB_LINE_START = "/"
+# Which forge's Markdown is being written; set by safe_markdown/safe_inline for one call
+# (the escaping functions are many levels down and shared by both forges).
+_DIALECT: ContextVar[str] = ContextVar("markdown_dialect", default="github")
+DIALECTS = ("github", "gitlab")
 # Characters that could start inline structure when the text is parsed again.
 _INLINE_SPECIAL = re.compile(r"([\\`*\[\]~|])")
 # An underscore between two letters or digits never delimits emphasis: left as written, so
@@ -65,24 +94,46 @@ class _Options:
     redact: Callable[[str], str]
 
 
-def safe_markdown(text: str, *, min_heading: int = 1, redact: Callable[[str], str] = _same) -> str:
-    """`text` (Markdown) rebuilt so that nothing in it acts; headings at least `min_heading`;
-    `redact` applied to every decoded piece of it."""
-    tokens = _parser().parse(text)
-    blocks, _ = _blocks(tokens, 0, None, _Options(min(max(min_heading, 1), 6), redact))
+@contextmanager
+def _dialect(name: str) -> Iterator[None]:
+    if name not in DIALECTS:
+        raise ValueError(f"unknown Markdown dialect {name!r}")
+    token = _DIALECT.set(name)
+    try:
+        yield
+    finally:
+        _DIALECT.reset(token)
+
+
+def safe_markdown(
+    text: str,
+    *,
+    min_heading: int = 1,
+    redact: Callable[[str], str] = _same,
+    dialect: str = "github",
+) -> str:
+    """`text` (Markdown) rebuilt so that nothing in it acts on the `dialect`'s forge;
+    headings at least `min_heading`; `redact` applied to every decoded piece of it."""
+    with _dialect(dialect):
+        tokens = _parser().parse(text)
+        blocks, _ = _blocks(tokens, 0, None, _Options(min(max(min_heading, 1), 6), redact))
     return "\n\n".join(blocks)
 
 
-def safe_inline(text: str, *, redact: Callable[[str], str] = _same) -> str:
+def safe_inline(text: str, *, redact: Callable[[str], str] = _same, dialect: str = "github") -> str:
     """One line of Markdown (a title, a list item's text) rebuilt the same way."""
-    tokens = _parser().parseInline(text)
-    children = tokens[0].children if tokens and tokens[0].children else []
-    line = _inline(children, in_table=False, redact=redact).replace("\n", " ")
-    return _escape_line_starts(line)
+    with _dialect(dialect):
+        tokens = _parser().parseInline(text)
+        children = tokens[0].children if tokens and tokens[0].children else []
+        line = _inline(children, in_table=False, redact=redact).replace("\n", " ")
+        return _escape_line_starts(line)
 
 
 def escape_text(text: str) -> str:
     """Plain text for a Markdown page: it reads back as exactly this text."""
+    if _DIALECT.get() == "gitlab":
+        for pattern in GITLAB_REFERENCES.values():
+            text = pattern.sub(MENTION_BREAK, text)
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     text = _INLINE_SPECIAL.sub(r"\\\1", text)
     if "_" in text:
@@ -228,6 +279,8 @@ def _paragraph_text(text: str) -> str:
 
 
 def _escape_line_starts(line: str) -> str:
+    if line.startswith(_GITLAB_LINE_START) and _DIALECT.get() == "gitlab":
+        return "\\" + line
     match = _LINE_START.match(line)
     if not match:
         return line

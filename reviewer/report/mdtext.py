@@ -43,7 +43,11 @@ def inline_code(text: str) -> str:
 
 
 def neutralize(
-    text: str, *, min_heading: int = 1, redact: Callable[[str], str] | None = None
+    text: str,
+    *,
+    min_heading: int = 1,
+    redact: Callable[[str], str] | None = None,
+    dialect: str = "github",
 ) -> str:
     """Markdown written by the model, safe to embed in a page, and redacted in its final
     form (`redact`, by default the process environment's Redactor).
@@ -53,22 +57,27 @@ def neutralize(
     text as written, to every piece of it as the parser decoded it (mdsafe.py), and to the
     rebuilt text; should the last find a secret the pieces did not hold, what is left is
     rebuilt again, so a cut cannot leave a fence open for the rest of the page.
+    `dialect` "gitlab" also makes GitLab's references and quick actions inert (mdsafe.py).
     """
     redact = redact or environment_redactor()
-    rebuilt = safe_markdown(clean_text(redact(text)), min_heading=min_heading, redact=redact)
+    rebuilt = safe_markdown(
+        clean_text(redact(text)), min_heading=min_heading, redact=redact, dialect=dialect
+    )
     final = redact(rebuilt)
     if final == rebuilt:
         return rebuilt
-    return safe_markdown(final, min_heading=min_heading, redact=redact)
+    return safe_markdown(final, min_heading=min_heading, redact=redact, dialect=dialect)
 
 
-def neutralize_line(text: str, *, redact: Callable[[str], str] | None = None) -> str:
+def neutralize_line(
+    text: str, *, redact: Callable[[str], str] | None = None, dialect: str = "github"
+) -> str:
     """Text for one line of Markdown (a heading, a list item): folded, then neutralized and
     redacted as `neutralize` does."""
     redact = redact or environment_redactor()
-    rebuilt = safe_inline(one_line(redact(text)), redact=redact)
+    rebuilt = safe_inline(one_line(redact(text)), redact=redact, dialect=dialect)
     final = redact(rebuilt)
-    return rebuilt if final == rebuilt else safe_inline(final, redact=redact)
+    return rebuilt if final == rebuilt else safe_inline(final, redact=redact, dialect=dialect)
 
 
 def cap_text(text: str, limit: int) -> tuple[str, bool]:

@@ -33,6 +33,10 @@ COMMAND_VARIABLES: Mapping[str, tuple[str, str]] = {
     ),
     "REVIEWER_PR": ("github", "pull request number of a workflow_dispatch run"),
     "REVIEWER_REPORT": ("github", "path of the JSON report of `reviewer github`"),
+    "REVIEWER_GITLAB_TOKEN": (
+        "gitlab",
+        "project access token (api scope) `reviewer gitlab` posts with, a masked CI/CD variable",
+    ),
     "REVIEWER_JUDGE_MODEL": ("eval", "the model `reviewer eval` judges with (`--judge-model`)"),
     "REVIEWER_JUDGE_BASE_URL": ("eval", "the endpoint of `reviewer eval`'s judge"),
     "REVIEWER_JUDGE_API_KEY": ("eval", "the API key of `reviewer eval`'s judge"),

@@ -1,0 +1,319 @@
+"""The fake GitLab answers the real python-gitlab over real HTTP as GitLab documents.
+
+Each test cites the page of GitLab's REST API documentation it checks.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import gitlab
+import pytest
+import requests
+
+from reviewer.testing.fake_gitlab import ActionRefused, FakeGitLab
+from tests.conftest import GitRepo
+from tests.gitlab_fixtures import make_merge_request
+
+LINE_CODE = (
+    "400 Bad request - Note {:line_code=>[\"can't be blank\", \"must be a valid line code\"]}"
+)
+
+
+@pytest.fixture(autouse=True)
+def _no_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
+
+
+@pytest.fixture
+def fake(repo: GitRepo) -> Iterator[FakeGitLab]:
+    make_merge_request(repo)
+    with FakeGitLab(repo.root, project="acme/shop", project_id=7, iid=3, author="alice") as it:
+        yield it
+
+
+def client(fake: FakeGitLab, **options: Any) -> gitlab.Gitlab:
+    return gitlab.Gitlab(fake.url, private_token=fake.token, **options)
+
+
+def merge_request(fake: FakeGitLab) -> Any:
+    return client(fake).projects.get("acme/shop", lazy=True).mergerequests.get(3)
+
+
+def position(mr: Any, **lines: Any) -> dict[str, Any]:
+    paths = {"old_path": "app.py", "new_path": "app.py"}
+    return {"position_type": "text", **mr.diff_refs, **paths, **lines}
+
+
+def refused(mr: Any, pos: dict[str, Any]) -> tuple[int, str]:
+    with pytest.raises(gitlab.GitlabCreateError) as caught:
+        mr.discussions.create({"body": "x", "position": pos})
+    return caught.value.response_code, str(caught.value.error_message)
+
+
+def test_project_by_id_or_encoded_path_and_the_merge_request(fake: FakeGitLab) -> None:
+    # https://docs.gitlab.com/api/rest/#namespaced-paths and https://docs.gitlab.com/api/merge_requests/#get-single-mr
+    gl = client(fake)
+    assert gl.projects.get(7).path_with_namespace == "acme/shop"
+    assert gl.projects.get("acme/shop").id == 7
+    mr = merge_request(fake)
+    assert (mr.iid, mr.title, mr.author["username"]) == (3, "Change things", "alice")
+    assert mr.sha == fake.head_sha == mr.diff_refs["head_sha"]
+    assert set(mr.diff_refs) == {"base_sha", "start_sha", "head_sha"}
+    assert mr.source_project_id == mr.target_project_id == 7
+    assert mr.web_url.endswith("/acme/shop/-/merge_requests/3")
+    changes = {c["new_path"]: c for c in mr.changes()["changes"]}
+    assert changes["new_name.py"]["old_path"] == "old_name.py"
+    assert changes["new_name.py"]["renamed_file"] and changes["new.py"]["new_file"]
+    assert changes["app.py"]["diff"].startswith("@@ -2,7 +2,7 @@")
+    with pytest.raises(gitlab.GitlabGetError) as caught:
+        gl.projects.get("acme/other")
+    assert (caught.value.response_code, caught.value.error_message) == (
+        404, "404 Project Not Found"
+    )
+
+
+def test_tokens_private_token_bearer_and_401(fake: FakeGitLab) -> None:
+    # https://docs.gitlab.com/api/rest/authentication/ and https://docs.gitlab.com/api/users/#get-the-current-user
+    gl = client(fake)
+    gl.auth()
+    assert gl.user is not None and gl.user.username == "project_7_bot" and gl.user.bot
+    bearer = requests.get(
+        f"{fake.api_url}/user", headers={"Authorization": f"Bearer {fake.token}"}, timeout=10
+    )
+    assert bearer.json()["username"] == "project_7_bot"
+    anonymous = requests.get(f"{fake.api_url}/user", timeout=10)
+    assert (anonymous.status_code, anonymous.json()) == (401, {"message": "401 Unauthorized"})
+    with pytest.raises(gitlab.GitlabAuthenticationError):
+        gitlab.Gitlab(fake.url, private_token="wrong").auth()
+    # A private project is not there for an anonymous reader.
+    hidden = requests.get(f"{fake.api_url}/projects/7", timeout=10)
+    assert hidden.status_code == 404
+
+
+def test_a_read_api_token_cannot_write(repo: GitRepo) -> None:
+    # https://docs.gitlab.com/api/rest/authentication/ (scopes): 403 insufficient_scope
+    make_merge_request(repo)
+    with FakeGitLab(repo.root, token_scope="read_api") as fake:
+        mr = client(fake).projects.get(7, lazy=True).mergerequests.get(1)
+        with pytest.raises(gitlab.GitlabCreateError) as caught:
+            mr.notes.create({"body": "hello"})
+        assert caught.value.response_code == 403
+        assert json.loads(caught.value.response_body)["error"] == "insufficient_scope"
+
+
+def test_positions_by_the_line_role_in_the_diff(fake: FakeGitLab) -> None:
+    # https://docs.gitlab.com/api/discussions/#create-a-new-thread-in-the-merge-request-diff
+    # An added line has
+    # new_line only, a removed line old_line only, an unchanged line both.
+    mr = merge_request(fake)
+    added = mr.discussions.create({"body": "added", "position": position(mr, new_line=31)})
+    removed = mr.discussions.create({"body": "gone", "position": position(mr, old_line=5)})
+    context = mr.discussions.create(
+        {"body": "same", "position": position(mr, old_line=4, new_line=4)}
+    )
+    renamed = mr.discussions.create({"body": "renamed", "position": {
+        **position(mr, new_line=3), "old_path": "old_name.py", "new_path": "new_name.py"}})
+    notes = [d.attributes["notes"][0] for d in (added, removed, context, renamed)]
+    assert [n["type"] for n in notes] == ["DiffNote"] * 4
+    assert [(n["position"]["old_line"], n["position"]["new_line"]) for n in notes] == [
+        (None, 31), (5, None), (4, 4), (None, 3)
+    ]
+    assert all(n["resolvable"] and not n["resolved"] for n in notes)
+
+
+def test_a_position_not_on_the_diff_is_refused_like_gitlab(fake: FakeGitLab) -> None:
+    # https://docs.gitlab.com/api/discussions/#create-a-new-thread-in-the-merge-request-diff
+    # The 400's text is
+    # DiffNote's validation (gitlabhq app/models/diff_note.rb), as reported by bots.
+    mr = merge_request(fake)
+    assert refused(mr, position(mr, new_line=4)) == (400, LINE_CODE)  # context: both needed
+    assert refused(mr, position(mr, new_line=20)) == (400, LINE_CODE)  # not in a hunk
+    assert refused(mr, position(mr, old_line=5, new_line=5)) == (400, LINE_CODE)
+    status, text = refused(mr, position(mr))
+    assert status == 400 and ':position=>["is incomplete"]' in text
+    stale = {**position(mr, new_line=31), "head_sha": "0" * 40}
+    assert refused(mr, stale) == (400, LINE_CODE)
+    missing = position(mr, new_line=31)
+    del missing["head_sha"]
+    assert refused(mr, missing) == (400, "position[head_sha] is missing")
+    assert fake.discussions == []  # nothing stored on a 400
+
+
+def test_a_line_range(fake: FakeGitLab) -> None:
+    # https://docs.gitlab.com/api/discussions/#parameters-for-multiline-comments
+    mr = merge_request(fake)
+    sha = hashlib.sha1(b"app.py").hexdigest()
+    good = position(mr, new_line=32)
+    good["line_range"] = {
+        "start": {"line_code": f"{sha}_0_31", "type": "new", "new_line": 31},
+        "end": {"line_code": f"{sha}_0_32", "type": "new", "new_line": 32},
+    }
+    made = mr.discussions.create({"body": "range", "position": good})
+    assert made.attributes["notes"][0]["position"]["line_range"]["start"]["new_line"] == 31
+    backwards = {**good, "line_range": {"start": good["line_range"]["end"],
+                                        "end": good["line_range"]["start"]}}
+    assert refused(mr, backwards) == (400, LINE_CODE)
+
+
+def test_reply_resolve_and_who_may_resolve(fake: FakeGitLab) -> None:
+    # https://docs.gitlab.com/api/discussions/#add-note-to-existing-merge-request-thread and
+    # https://docs.gitlab.com/api/discussions/#resolve-a-merge-request-thread
+    # (Developer and above, or the author)
+    mr = merge_request(fake)
+    thread = mr.discussions.create({"body": "bug", "position": position(mr, new_line=31)})
+    reply = thread.notes.create({"body": "more"})
+    assert reply.type == "DiffNote" and reply.position["new_line"] == 31
+    with pytest.raises(ActionRefused) as caught:
+        fake.person("rita", "reporter").resolve(thread.id)
+    assert caught.value.status == 403
+    fake.person("dana", "developer").resolve(thread.id)
+    notes = fake.discussions[0]["notes"]
+    assert notes[0]["resolved"] and notes[0]["resolved_by"]["username"] == "dana"
+    mr.discussions.update(thread.id, {"resolved": False})  # the bot is a Maintainer
+    assert not fake.discussions[0]["notes"][0]["resolved"]
+    fake.person("alice").resolve(thread.id)  # the author
+    assert fake.discussions[0]["notes"][0]["resolved"]
+
+
+def test_notes_edits_order_and_pagination(fake: FakeGitLab) -> None:
+    # https://docs.gitlab.com/api/notes/#list-all-merge-request-notes (newest first),
+    # https://docs.gitlab.com/api/notes/#modify-existing-merge-request-note (author only),
+    # https://docs.gitlab.com/api/rest/#pagination (headers and Link)
+    mr = merge_request(fake)
+    summary = mr.notes.create({"body": "summary"})
+    for number in range(3):
+        fake.person("dana", "developer").note(f"note {number}")
+    mr.notes.update(summary.id, {"body": "summary, edited"})
+    assert [n.body for n in mr.notes.list(get_all=True, per_page=2)] == [
+        "note 2", "note 1", "note 0", "summary, edited"
+    ]
+    raw = requests.get(
+        f"{fake.api_url}/projects/7/merge_requests/3/notes",
+        params={"per_page": 3, "sort": "asc"},
+        headers={"PRIVATE-TOKEN": fake.token},
+        timeout=10,
+    )
+    assert (raw.headers["x-total"], raw.headers["x-total-pages"], raw.headers["x-next-page"]) == (
+        "4", "2", "2"
+    )
+    assert 'rel="next"' in raw.headers["link"] and raw.json()[0]["body"] == "summary, edited"
+    other = fake.discussions[1]["notes"][0]["id"]
+    with pytest.raises(gitlab.GitlabUpdateError) as caught:
+        mr.notes.update(other, {"body": "not yours"})
+    assert caught.value.response_code == 403
+    with pytest.raises(gitlab.GitlabCreateError) as empty:
+        mr.notes.create({"body": ""})
+    assert (empty.value.response_code, empty.value.error_message) == (400, "body is missing")
+
+
+def test_award_emoji_on_notes(fake: FakeGitLab) -> None:
+    # https://docs.gitlab.com/api/emoji_reactions/#add-a-new-emoji-reaction-to-a-comment
+    mr = merge_request(fake)
+    thread = mr.discussions.create({"body": "bug", "position": position(mr, new_line=31)})
+    note_id = thread.attributes["notes"][0]["id"]
+    fake.person("dana", "developer").award(note_id)
+    awards = mr.notes.get(note_id).awardemojis.list()
+    assert [(a.name, a.user["username"], a.awardable_type) for a in awards] == [
+        ("thumbsdown", "dana", "Note")
+    ]
+    with pytest.raises(ActionRefused) as caught:
+        fake.person("dana").award(note_id)
+    assert caught.value.body == {"message": "404 Award Emoji Name has already been taken"}
+
+
+def test_members_and_access_levels(fake: FakeGitLab) -> None:
+    # https://docs.gitlab.com/api/members/#get-a-member-of-a-group-or-project-including-inherited-and-invited-members
+    project = client(fake).projects.get(7, lazy=True)
+    fake.add_member("rita", "reporter")
+    assert project.members_all.get(fake.user_id("rita")).access_level == 20
+    assert project.members_all.get(fake.user_id("alice")).access_level == 30
+    with pytest.raises(gitlab.GitlabGetError) as caught:
+        project.members_all.get(fake.user_id("stranger"))
+    assert (caught.value.response_code, caught.value.error_message) == (404, "404 Not found")
+
+
+def test_a_push_is_a_new_version_with_new_diff_refs(fake: FakeGitLab, repo: GitRepo) -> None:
+    # https://docs.gitlab.com/api/merge_requests/#get-merge-request-diff-versions (newest first)
+    mr = merge_request(fake)
+    old_refs = mr.diff_refs
+    repo.write("new.py", "print('hi again')\n")
+    head = repo.commit("fix")
+    fake.push()
+    mr = merge_request(fake)
+    assert mr.diff_refs["head_sha"] == head and mr.diff_refs["base_sha"] == old_refs["base_sha"]
+    assert [v.head_commit_sha for v in mr.diffs.list()] == [head, old_refs["head_sha"]]
+    # A thread may still be placed on an older version, with that version's refs.
+    older = {**position(mr, new_line=31), **old_refs}
+    assert mr.discussions.create({"body": "old", "position": older}).id
+
+
+def test_a_429_carries_retry_after_and_does_nothing(fake: FakeGitLab) -> None:
+    # https://docs.gitlab.com/security/rate_limits/ (429, Retry-After, RateLimit-* headers)
+    fake.rate_limit("POST", "*/notes", retry_after=1)
+    raw = requests.post(
+        f"{fake.api_url}/projects/7/merge_requests/3/notes",
+        json={"body": "hi"},
+        headers={"PRIVATE-TOKEN": fake.token},
+        timeout=10,
+    )
+    assert (raw.status_code, raw.headers["retry-after"], raw.text) == (429, "1", "Retry later\n")
+    assert fake.discussions == []
+
+
+def test_the_program_keeps_its_state_across_restarts(repo: GitRepo, tmp_path: Path) -> None:
+    make_merge_request(repo)
+    state = tmp_path / "state.json"
+
+    def start() -> tuple[subprocess.Popen[str], str]:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "reviewer.testing.fake_gitlab", "--repo", str(repo.root),
+             "--state", str(state)],
+            stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        assert proc.stdout is not None
+        line = proc.stdout.readline().strip()
+        while not line.startswith("http"):
+            line = proc.stdout.readline().strip()
+        return proc, line
+
+    def run(*args: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "reviewer.testing.fake_gitlab", *args],
+            capture_output=True, text=True, timeout=60, check=True,
+        )  # fmt: skip
+        return done.stdout
+
+    proc, url = start()
+    try:
+        gl = gitlab.Gitlab(url, private_token="glpat-fake")
+        mr = gl.projects.get(7, lazy=True).mergerequests.get(1)
+        thread = mr.discussions.create({"body": "bug", "position": {
+            "position_type": "text", **mr.diff_refs, "old_path": "app.py",
+            "new_path": "app.py", "new_line": 31}})  # fmt: skip
+        run("act", "dana", "--role", "developer", "--url", url, "resolve", thread.id)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    proc, url = start()
+    try:
+        gl = gitlab.Gitlab(url, private_token="glpat-fake")
+        mr = gl.projects.get(7, lazy=True).mergerequests.get(1)
+        kept = mr.discussions.list(get_all=True)
+        assert [d.id for d in kept] == [thread.id]
+        assert kept[0].attributes["notes"][0]["resolved_by"]["username"] == "dana"
+        repo.write("new.py", "print('pushed')\n")
+        head = repo.commit("push")
+        assert "pushed" in run("push", "--url", url)
+        # The control answer comes after the state file was rewritten.
+        assert json.loads(state.read_text())["versions"][-1]["head_sha"] == head
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
