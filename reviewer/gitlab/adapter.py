@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
-from reviewer.diff import parse_hunks
+from reviewer.change import parse_hunks
 from reviewer.findings import Finding
 from reviewer.forge.interface import (
     THUMBS_DOWN,
