@@ -88,6 +88,14 @@ def test_author_is_not_auth() -> None:
     assert secret_values({"GIT_AUTHOR_NAME": "Test Author Name"}) == ()
 
 
+def test_the_shells_working_directory_is_not_a_password() -> None:
+    # PWD and OLDPWD are the shell's working directories (POSIX sh), not passwords: redacting
+    # them hid every path under the current directory in the bot's own messages. A variable
+    # whose name has PWD as one of its words, like DB_PWD, still is a password.
+    environ = {"PWD": "/work/project", "OLDPWD": "/home/runner/work", "DB_PWD": "hunter2-x"}
+    assert secret_values(environ) == ("hunter2-x",)
+
+
 def test_overlapping_secrets_leave_no_tail() -> None:
     short = _random(_ALNUM, 24)
     long = short + _random(_ALNUM, 12)

@@ -32,6 +32,9 @@ _SECRET_NAME = re.compile(
     r"|COOKIE|(?:^|_)(?:KEY|PASS|PWD|PIN|SALT)(?:$|_)",
     re.IGNORECASE,
 )
+# Names that look secret by the rule above but never hold a secret: the shell's working
+# directories (POSIX sh sets PWD and OLDPWD), whose values are in every path the bot prints.
+_NOT_SECRET_NAMES = frozenset({"PWD", "OLDPWD"})
 # Long opaque values are redacted whatever their variable is called: a token passed under an
 # innocent name is still a token. Paths, URLs without credentials and lists are not opaque.
 _OPAQUE_VALUE = re.compile(r"[A-Za-z0-9_\-+=/.]{24,}")
@@ -207,6 +210,8 @@ def secret_values(environ: Mapping[str, str]) -> tuple[str, ...]:
     for name, value in environ.items():
         value = value.strip()
         if len(value) < _MIN_SECRET_LEN:
+            continue
+        if name in _NOT_SECRET_NAMES:
             continue
         if _SECRET_NAME.search(name) or (_OPAQUE_VALUE.fullmatch(value) and not _is_path(value)):
             found.add(value)
