@@ -263,7 +263,8 @@ class Server:
     """`llama-server --jinja` on 127.0.0.1, as the README starts it; stopped on exit."""
 
     def __init__(self, binary: str, model: str, port: int, log: Path) -> None:
-        self.argv = ["nice", binary, "--jinja", "-m", model, "--host", "127.0.0.1"]
+        # Not under nice: the model gets the machine, as a user's own server would.
+        self.argv = [binary, "--jinja", "-m", model, "--host", "127.0.0.1"]
         self.argv += ["--port", str(port), "--threads", "2", "--parallel", "1"]
         self.argv += ["-c", DEFAULT_SETTINGS["context_window"]]
         self.url = f"http://127.0.0.1:{port}"
@@ -271,7 +272,7 @@ class Server:
         self.process: subprocess.Popen[bytes] | None = None
 
     def __enter__(self) -> Server:
-        say("starting: " + " ".join(self.argv[1:]))
+        say("starting: " + " ".join(self.argv))
         with self.log.open("wb") as out:
             self.process = subprocess.Popen(self.argv, stdout=out, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 300

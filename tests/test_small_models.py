@@ -106,6 +106,39 @@ def test_text_that_is_not_one_json_value_is_not_read(
     assert "plain text is not read" in second[-1]["content"]
 
 
+def test_a_reply_in_prose_is_shown_the_final_call_as_one_json_object_it_may_write(
+    feature: GitRepo, env: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Qwen2.5-Coder-1.5B under llama.cpp answered in Markdown; told only "plain text is not
+    # read" it wrote Markdown again, shown the example it answered with the object, in a
+    # fence: read as the call.
+    markdown = "### Findings\n1. **Division by zero** - `average([])` raises."
+    with FakeLLM([reply(markdown), reply(fenced(SUBMISSION))]) as llm:
+        code, report = run(feature, llm, tmp_path, monkeypatch)
+        note = llm.bodies[1]["messages"][-1]["content"]
+    assert code == 0 and report["status"] == "complete"
+    assert [f["title"] for f in report["findings"]] == ["Division by zero on an empty list"]
+    example = json.loads(note[note.index("{"):])
+    assert example["name"] == "submit_review"
+    shown = example["arguments"]["findings"][0]
+    assert set(shown) == {"path", "line", "severity", "title", "body", "quote", "confidence"}
+    assert shown["severity"] == "<one of: critical, high, medium, low, info>"
+
+
+def test_the_example_copied_as_it_is_is_refused_never_a_finding(
+    feature: GitRepo, env: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def copy_the_example(request: dict[str, Any]) -> dict[str, Any]:
+        note = request["messages"][-1]["content"]
+        return reply(note[note.index("{"):])
+
+    with FakeLLM([reply("Looks risky."), copy_the_example, submit()]) as llm:
+        code, report = run(feature, llm, tmp_path, monkeypatch)
+        answer = next(m for m in llm.bodies[2]["messages"] if m["role"] == "tool")
+    assert answer["content"].startswith("Error: submit_review")
+    assert code == 0 and report["findings"] == [] and report["status"] == "complete"
+
+
 # --- 2. tool_choice ------------------------------------------------------------------------------
 
 

@@ -28,6 +28,7 @@ from reviewer.review.budget import (
     reply_room,
     spent_tool_calls,
 )
+from reviewer.review.call_example import call_example
 from reviewer.review.steering import Steering
 from reviewer.review.submission import FinalTool, FindingIn, offered_tools
 from reviewer.review.tokens import estimate_request_tokens
@@ -97,7 +98,9 @@ class _Run(Generic[T]):
         self.final = agent.final
         self.tools = offered_tools(agent.final.schema())
         offered = frozenset(tool["function"]["name"] for tool in self.tools)
-        self.steering = Steering(agent.final.name, agent.final.purpose, offered)
+        self.steering = Steering(
+            agent.final.name, agent.final.purpose, offered, call_example(agent.final.schema())
+        )
         self.messages: list[dict[str, Any]] = [
             {"role": "system", "content": system},
             {"role": "user", "content": task},
@@ -316,14 +319,7 @@ class _Run(Generic[T]):
             )
 
     def _nudge(self, reply: Reply) -> None:
-        if not reply.content.strip():
-            text = f"Your reply was empty. Call a tool to investigate, or call {self.final.name}."
-        else:
-            text = (
-                f"Answer by calling a tool. When you are done, call {self.final.name} with "
-                f"{self.final.purpose}; plain text is not read."
-            )
-        self._say(text)
+        self._say(self.steering.unread(reply))
 
     def _say(self, text: str) -> None:
         last = self.messages[-1]

@@ -5,6 +5,8 @@ gives up on it.
   model running away on a CPU server) is a turn: its calls are not run (the last one is cut,
   and a cut submission must never be accepted), the model is told its answer was too long
   and asked again, within the budgets; after three such replies in a row the loop stops.
+- A reply in prose, with no call, is answered with how to call the final tool, and an
+  example of that call written as the one JSON object the loop also reads as a call.
 - A call of a tool this loop does not offer (`submit_review` where a question expects
   `submit_answer`) is answered with the tool that ends this loop; after three replies in a
   row that call only such tools the loop stops, saying so (raising a budget would not help).
@@ -29,6 +31,8 @@ class Steering:
     final: str
     purpose: str
     offered: frozenset[str]
+    # A filled-in call of `final` as one JSON object (call_example.py), shown after prose.
+    example: str = ""
     cut_in_a_row: int = 0
     wrong_in_a_row: int = 0
 
@@ -61,6 +65,24 @@ class Steering:
     def answered(self) -> None:
         """A reply that was not cut."""
         self.cut_in_a_row = 0
+
+    # --- replies that call no tool ----------------------------------------------------------
+
+    def unread(self, reply: Reply) -> str:
+        """The note after a reply that called no tool (and held no call written as text)."""
+        if not reply.content.strip():
+            return f"Your reply was empty. Call a tool to investigate, or call {self.final}."
+        text = (
+            f"Answer by calling a tool. When you are done, call {self.final} with "
+            f"{self.purpose}; plain text is not read."
+        )
+        if self.example:
+            # A small model that cannot emit a native call can still write this one form.
+            text += (
+                " If you cannot call tools, reply with only one JSON object, nothing before "
+                f"or after it, like this one filled in: {self.example}"
+            )
+        return text
 
     # --- tools not offered -------------------------------------------------------------------
 
