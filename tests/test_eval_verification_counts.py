@@ -1,10 +1,13 @@
+# ruff: noqa: F811  (the fixture imported from test_eval)
 """Issue 25's "done means" on the shipped dataset: `reviewer eval` with verification on, a
 scripted reviewer and a scripted verifier (the same fake endpoint, over real HTTP), and the
 exact counts of findings posted, merged, discarded (by reason) and unverified, per case and
-in total, in results.json, report.md and `--compare` against `verify = "off"`."""
+in total, in results.json, report.md and `--compare` against `verify = "off"`; and the same
+counts in the JSON report of one `reviewer review` of a sample case's repository."""
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -13,8 +16,9 @@ from typing import Any
 import pytest
 
 from reviewer.cli import main
-from reviewer.testing import reply, server_error, tool_call
+from reviewer.testing import FakeLLM, reply, server_error, tool_call
 from reviewer.testing.fake_eval import scripted_reviewer
+from tests.conftest import GitRepo
 from tests.test_eval import (  # noqa: F401  (env is a fixture)
     DOCSTRING,
     INJECTION,
@@ -77,7 +81,9 @@ def reviewer_and_verifier() -> Callable[[dict[str, Any]], dict[str, Any]]:
     return step
 
 
-def outcome(posted: int, merged: int, noise: int, refuted: int, unsure: int, unverified: int):
+def outcome(
+    posted: int, merged: int, noise: int, refuted: int, unsure: int, unverified: int
+) -> dict[str, Any]:
     return {
         "posted": posted,
         "merged": merged,
@@ -153,3 +159,79 @@ def test_the_sample_dataset_with_verification_counts_every_finding_exactly(
         "findings merged                1         1        +0",
     ):
         assert row in out, out
+
+
+def sample_case_repository(root: Path, case_id: str) -> GitRepo:
+    """A sample case as a repository: its first commit on main, the change on a branch."""
+    (case,) = [c for c in json.loads(SAMPLE.read_text())["cases"] if c["id"] == case_id]
+    repo = GitRepo(root)
+    first, *rest = case["commits"]
+    for commit in [first]:
+        for path, text in commit["files"].items():
+            repo.write(path, text)
+        repo.git("add", "-A")
+        repo.git("commit", "-q", "-m", commit["message"])
+    repo.git("checkout", "-q", "-b", "change")
+    for commit in rest:
+        for path, text in commit["files"].items():
+            repo.write(path, text)
+        repo.git("add", "-A")
+        repo.git("commit", "-q", "-m", commit["message"])
+    return repo
+
+
+def test_one_review_of_a_sample_case_reports_the_same_counts_in_its_json(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    repo = sample_case_repository(tmp_path / "users", "find-user-sql-injection")
+    confirmed = finding("db.py", 11, "low", "Only the first user is returned")
+    refuted = finding("db.py", 9, "high", "connect raises on a missing database file")
+    lint = finding("db.py", 10, "low", "Line too long in find_user", category="style")
+    unsure = finding("db.py", 8, "medium", "Name may be None", confidence=0.2)
+    submitted = [INJECTION, INJECTION_AGAIN, LEAK, confirmed, refuted, lint, unsure]
+    answers = {
+        INJECTION["title"]: verdict("uncertain"),
+        LEAK["title"]: server_error(500),
+        confirmed["title"]: verdict("confirmed"),
+        refuted["title"]: verdict("refuted"),
+    }
+
+    def step(request: dict[str, Any]) -> dict[str, Any]:
+        if VERIFY not in str(request.get("tools")):
+            arguments = {"summary": "Adds find_user.", "findings": submitted}
+            return reply(tool_calls=[tool_call("submit_review", arguments)])
+        (title,) = [t for t in answers if t in request["messages"][1]["content"]]
+        return answers[title]
+
+    os.environ.update(REVIEWER_MIN_CONFIDENCE="0.5", REVIEWER_MAX_RETRIES="0")
+    os.environ.pop("REVIEWER_VERIFY")  # the default: all
+    report_path = tmp_path / "report.json"
+    with FakeLLM([step], on_exhausted="repeat_last") as llm:
+        os.environ["OPENAI_BASE_URL"] = llm.base_url
+        code = main(["review", "--repo", str(repo.root), "--base", "main", "--quiet",
+                     "--format", f"json={report_path}", "--fail-on", "high"])  # fmt: skip
+        asked = llm.bodies
+    report = json.loads(report_path.read_text())
+    assert code == 1 and report["status"] == "complete"
+    # The uncertain injection gates. One review, then a check of each of the 4 findings the
+    # noise table and min_confidence left (the injection twice is checked once, merged).
+    assert (len(asked), sum(VERIFY in str(b.get("tools")) for b in asked)) == (5, 4)
+    posted = {
+        f["title"]: (f["verification"]["verdict"], f["merged_from"]) for f in report["findings"]
+    }
+    assert posted == {
+        INJECTION["title"]: ("uncertain", 2),
+        LEAK["title"]: ("unverified", 1),
+        confirmed["title"]: ("confirmed", 1),
+    }
+    discarded = {d["title"]: d["reason"] for d in report["discarded"]}
+    assert discarded == {
+        refuted["title"]: "refuted by verification: Scripted: refuted.",
+        lint["title"]: "discarded: what a linter or formatter reports: formatting, whitespace, "
+        "line length, naming style (category style)",
+        unsure["title"]: "its confidence 0.2 is under min_confidence 0.5",
+    }
+    unverified = [f for f in report["findings"] if f["verification"]["verdict"] == "unverified"]
+    assert len(unverified) == 1
+    assert sum(f["merged_from"] - 1 for f in report["findings"]) == 1
+    assert report["counts"] == {"critical": 1, "high": 0, "medium": 1, "low": 1, "info": 0}
