@@ -226,17 +226,25 @@ def spent_cost(settings: Settings, left: float, wanted: float) -> str:
 
 def check_cost_budget(settings: Settings) -> ModelPrice | None:
     """The model's price; an error (before any request is sent) when max_cost is set and
-    there is none, since the budget could not be held."""
+    there is none, for the review's model or the model that verifies its findings, since
+    the budget could not be held."""
     price = price_for(settings.model, settings.prices)
     if settings.max_cost is not None and price is None:
         raise ReviewerError(cost_needs_price(settings))
+    if settings.max_cost is not None and settings.verify != "off" and not verify_price(settings):
+        raise ReviewerError(cost_needs_price(settings, settings.verify_model, "verify_model"))
     return price
 
 
-def cost_needs_price(settings: Settings) -> str:
-    model = settings.model or "MODEL"
+def verify_price(settings: Settings) -> ModelPrice | None:
+    """The price of the model that verifies findings (verify_model, else the review's)."""
+    return price_for(settings.verify_model or settings.model, settings.prices)
+
+
+def cost_needs_price(settings: Settings, model: str | None = None, which: str = "model") -> str:
+    model = model or settings.model or "MODEL"
     return (
-        f"max_cost is set but no price is known for the model '{model}', so the cost cannot "
+        f"max_cost is set but no price is known for the {which} '{model}', so the cost cannot "
         f'be counted; set [prices."{model}"] with input, cached_input and output (USD per '
         "million tokens) in the settings, or unset max_cost"
     )

@@ -14,7 +14,7 @@ from typing import Any
 from reviewer import __version__, parts
 from reviewer.agent import Agent, AgentEvents, AgentOutcome
 from reviewer.anchor import merge_duplicates, place, split_reported
-from reviewer.budget import ReviewBudget, check_cost_budget
+from reviewer.budget import ReviewBudget, check_cost_budget, verify_price
 from reviewer.config import (
     Settings,
     require_model_settings,
@@ -257,6 +257,9 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
                 price=prepared.price,
                 closed=tuple(ignored),
                 discarded=tuple(sort_findings((*discarded, *checked.discarded))),
+                verification_usage=checked.usage,
+                verification_price=verify_price(settings),
+                verification_model=settings.verify_model or settings.model or "",
             ),
             settings,
             parts.transcript(

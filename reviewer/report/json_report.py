@@ -189,6 +189,15 @@ class PriceV1(_Strict):
     source: str = Field(description="Where the price comes from (the settings, or a page).")
 
 
+class VerificationCostV1(_Strict):
+    model: str = Field(description="The model that verified (verify_model, else the review's).")
+    usage: UsageV1 = Field(description="The part of the review's `usage` verification spent.")
+    price: PriceV1 | None = Field(
+        description="The price of the model that verified (verify_model, else the review's), "
+        "at which that part is counted; null when none is known (then `usd` is null)."
+    )
+
+
 class CostV1(_Strict):
     usd: float | None = Field(
         description="What the review cost, from the server's token counts; null when no "
@@ -196,6 +205,11 @@ class CostV1(_Strict):
     )
     price: PriceV1 | None = Field(description="The price used; null when none is known.")
     note: str = Field(description="Empty with a price; else why there is no cost.")
+    verification: VerificationCostV1 | None = Field(
+        None,
+        description="What the verification pass spent, priced at its own model's price; "
+        "null when it sent no request.",
+    )
 
 
 class ClosedV1(_Strict):
@@ -332,14 +346,7 @@ def to_report(result: ReviewResult) -> ReportV1:
         # The same fields on both sides: a new one cannot be forgotten in one direction.
         files=[FileV1(**asdict(f)) for f in result.files],
         rule_files=[RuleFileV1(**asdict(r)) for r in result.rule_files],
-        usage=UsageV1(
-            prompt_tokens=usage.prompt_tokens,
-            completion_tokens=usage.completion_tokens,
-            total_tokens=usage.total_tokens,
-            requests=usage.requests,
-            cached_prompt_tokens=usage.cached_prompt_tokens,
-            replies_read_from_text=usage.replies_read_from_text,
-        ),
+        usage=_usage(usage),
         cost=_cost(result),
         # Milliseconds are plenty, and keep the document stable across float noise.
         duration_seconds=round(max(0.0, result.duration_seconds), 3),
@@ -354,6 +361,7 @@ def parse_json(text: str | bytes) -> ReviewResult:
     Raises pydantic.ValidationError for anything that is not a valid version-1 report.
     """
     report = ReportV1.model_validate_json(text)
+    checks = report.cost.verification
     return ReviewResult(
         status=report.status,
         summary=report.summary,
@@ -392,14 +400,13 @@ def parse_json(text: str | bytes) -> ReviewResult:
         rule_files=tuple(
             RuleFileUse(r.path, tuple(r.applied_to), r.cut) for r in report.rule_files
         ),
-        usage=Usage(
-            prompt_tokens=report.usage.prompt_tokens,
-            completion_tokens=report.usage.completion_tokens,
-            requests=report.usage.requests,
-            cached_prompt_tokens=report.usage.cached_prompt_tokens,
-            replies_read_from_text=report.usage.replies_read_from_text,
-        ),
+        usage=_from_usage(report.usage),
         price=ModelPrice(**report.cost.price.model_dump()) if report.cost.price else None,
+        verification_usage=_from_usage(checks.usage) if checks else Usage(),
+        verification_price=(
+            ModelPrice(**checks.price.model_dump()) if checks and checks.price else None
+        ),
+        verification_model=checks.model if checks else "",
         duration_seconds=report.duration_seconds,
         tool_calls=report.tool_calls,
         turns=report.turns,
@@ -457,20 +464,53 @@ def report_schema_text() -> str:
 
 
 def _cost(result: ReviewResult) -> CostV1:
-    price = result.price
-    if price is None:
-        return CostV1(usd=None, price=None, note=no_price_text(result.model))
+    price, cost = result.price, result.cost_usd
+    checks = result.verification_usage
+    verification = None
+    if checks.requests:
+        verification = VerificationCostV1(
+            model=result.verification_model,
+            usage=_usage(checks),
+            price=_price(result.verification_price),
+        )
+    if price is None or cost is None:
+        model = result.model if price is None else result.verification_model
+        return CostV1(usd=None, price=_price(price), note=no_price_text(model),
+                      verification=verification)  # fmt: skip
     # Micro-dollars are plenty, and keep the document stable across float noise.
-    return CostV1(
-        usd=round(price.cost(result.usage), 6),
-        price=PriceV1(
-            model=price.model,
-            input=price.input,
-            cached_input=price.cached_input,
-            output=price.output,
-            source=price.source,
-        ),
-        note="",
+    return CostV1(usd=round(cost, 6), price=_price(price), note="", verification=verification)
+
+
+def _price(price: ModelPrice | None) -> PriceV1 | None:
+    if price is None:
+        return None
+    return PriceV1(
+        model=price.model,
+        input=price.input,
+        cached_input=price.cached_input,
+        output=price.output,
+        source=price.source,
+    )
+
+
+def _usage(usage: Usage) -> UsageV1:
+    return UsageV1(
+        prompt_tokens=usage.prompt_tokens,
+        completion_tokens=usage.completion_tokens,
+        total_tokens=usage.total_tokens,
+        requests=usage.requests,
+        cached_prompt_tokens=usage.cached_prompt_tokens,
+        replies_read_from_text=usage.replies_read_from_text,
+    )
+
+
+def _from_usage(usage: UsageV1) -> Usage:
+    return Usage(
+        prompt_tokens=usage.prompt_tokens,
+        completion_tokens=usage.completion_tokens,
+        requests=usage.requests,
+        cached_prompt_tokens=usage.cached_prompt_tokens,
+        replies_read_from_text=usage.replies_read_from_text,
     )
 
 
