@@ -306,3 +306,45 @@ def test_a_removed_line_is_grounded_in_the_base_version(
     assert code == 0
     (only,) = report["findings"]
     assert (only["side"], only["line"], only["code"]) == ("LEFT", 4, "        result += item")
+
+
+@pytest.mark.verification
+def test_checks_have_their_own_bound_on_requests_not_the_reviews_max_turns(
+    feature: GitRepo, env: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """max_turns bounds the review's loops; each check is bounded by verify_tool_calls. A
+    review that used its turns still has its findings checked (they were left unverified)."""
+    monkeypatch.setenv("REVIEWER_MAX_TURNS", "1")
+    titles = ["Division by zero on an empty list", "Average of strings", "Items may lack price"]
+    found = [
+        finding(title=titles[0]),
+        finding(line=8, severity="medium", title=titles[1], body="Strings do not add up."),
+        finding(line=4, severity="low", title=titles[2], body="Plain numbers."),
+    ]
+    answers = {title: verdict("confirmed", f"Seen: {title}.") for title in titles}
+    step = verdicts_by_title(answers)
+    with FakeLLM([submit_review(*found), step, step, step]) as llm:
+        code, report = run(feature, llm, tmp_path, monkeypatch)
+        llm.assert_no_failures()
+        sent = len(llm.bodies)
+    assert code == 0 and report["status"] == "complete" and sent == 4
+    verdicts = {f["title"]: f["verification"]["verdict"] for f in report["findings"]}
+    assert verdicts == dict.fromkeys(titles, "confirmed")
+
+
+@pytest.mark.verification
+def test_a_check_ends_at_its_own_bound_on_requests(
+    feature: GitRepo, env: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A verifier that keeps replying without a verdict is stopped after verify_tool_calls
+    + 2 requests, and the finding is kept, unverified."""
+    monkeypatch.setenv("REVIEWER_VERIFY_TOOL_CALLS", "1")
+    read = reply(tool_calls=[tool_call("read_file", {"path": "app.py"})])
+    script = [submit_review(finding()), read, read, read, verdict("refuted")]
+    with FakeLLM(script) as llm:
+        code, report = run(feature, llm, tmp_path, monkeypatch)
+        sent = len(llm.bodies)
+    assert code == 0 and sent == 4  # the review, and the check's 3 requests
+    (only,) = report["findings"]
+    assert only["verification"]["verdict"] == "unverified"
+    assert "the check's request bound (3: verify_tool_calls = 1" in only["verification"]["reason"]
