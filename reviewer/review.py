@@ -272,7 +272,8 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
                     "settings": settings.model_dump(mode="json", exclude={"api_key"}),
                     "reviewer": __version__,
                 },
-            ),
+            )
+            + checked.transcript,
             change,
             counter,
             ignore,
@@ -330,6 +331,7 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
         model=lambda own: chat_model(own, events, profile, connection, SUBMIT_VERDICT),
         environment=verify_environment(prepared.root, base),
         repository=request.info.repository if request.info else quote_path(prepared.root.name),
+        record=request.keep_transcript,
     )
     return result(list(zip(plan.batches, outcomes, strict=True)), verifier=verifier)
 

@@ -348,3 +348,40 @@ def test_a_check_ends_at_its_own_bound_on_requests(
     (only,) = report["findings"]
     assert only["verification"]["verdict"] == "unverified"
     assert "the check's request bound (3: verify_tool_calls = 1" in only["verification"]["reason"]
+
+
+@pytest.mark.verification
+def test_the_transcript_holds_each_check_marked_as_the_verification_of_its_finding(
+    feature: GitRepo, env: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("REVIEWER_CONCURRENCY", "1")  # the checks in order, most severe first
+    low = finding(line=4, severity="low", title="Items may lack price", body="Plain numbers.")
+    script = [
+        submit_review(low, finding()),
+        reply(tool_calls=[tool_call("read_file", {"path": "app.py"})]),
+        verdict("confirmed", "app.py:9 divides by len(items)."),
+        verdict("refuted", "Every item has a price here."),
+    ]
+    transcript = tmp_path / "t.jsonl"
+    with FakeLLM(script) as llm:
+        code, report = run(feature, llm, tmp_path, monkeypatch, "--transcript", str(transcript))
+        llm.assert_no_failures()
+    assert code == 0 and len(report["findings"]) == 1 and len(report["discarded"]) == 1
+    entries = [json.loads(line) for line in transcript.read_text().splitlines()]
+    kinds = [e["type"] for e in entries]
+    review_end = kinds.index("end")
+    checks = [e for e in entries if e["type"] == "verification"]
+    assert [(c["finding"], c["title"], c["line"]) for c in checks] == [
+        (1, "Division by zero on an empty list", 9),
+        (2, "Items may lack price", 4),
+    ]
+    first = kinds.index("verification", review_end)
+    second = kinds.index("verification", first + 1)
+    # The first check's messages: its system and task, the read, the verdict.
+    body = entries[first + 1 : second]
+    assert "try to refute the finding" in body[0]["message"]["content"]
+    assert any(e["type"] == "tool_result" and e["result"]["name"] == "read_file" for e in body)
+    assert body[-1] == {"type": "end", "verification": 1, "verdict": "confirmed",
+                        "reason": "app.py:9 divides by len(items)."}  # fmt: skip
+    assert entries[-1] == {"type": "end", "verification": 2, "verdict": "refuted",
+                           "reason": "Every item has a price here."}  # fmt: skip
