@@ -8,7 +8,6 @@ counts in the JSON report of one `reviewer review` of a sample case's repository
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -94,17 +93,17 @@ def outcome(
 
 
 def test_the_sample_dataset_with_verification_counts_every_finding_exactly(
-    env: dict[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    env: dict[str, str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # One check at a time, most severe first: the injection's check is answered before the
     # leak's fails (a failure before the endpoint ever answered would be the endpoint's, and
     # leave every check of the case unverified).
-    os.environ.update(
-        REVIEWER_VERIFY="all",
-        REVIEWER_MIN_CONFIDENCE="0.5",
-        REVIEWER_MAX_RETRIES="0",
-        REVIEWER_CONCURRENCY="1",
-    )
+    for name, value in (("VERIFY", "all"), ("MIN_CONFIDENCE", "0.5"), ("MAX_RETRIES", "0"),
+                        ("CONCURRENCY", "1")):  # fmt: skip
+        monkeypatch.setenv(f"REVIEWER_{name}", value)
     with Models(REVIEWS, RULES, reviewer_and_verifier()) as models:
         code, results = run_eval(tmp_path, str(SAMPLE), out="all")
         asked = [r.body for r in models.reviewer.requests]
@@ -139,7 +138,7 @@ def test_the_sample_dataset_with_verification_counts_every_finding_exactly(
     assert "| total | 3 | 1 | 4 | 1 | 2 | 1 | 1 |" in report
 
     # The same cases with verify = "off": the cached reviews, no model asked; then compared.
-    os.environ["REVIEWER_VERIFY"] = "off"
+    monkeypatch.setenv("REVIEWER_VERIFY", "off")
     with Models(REVIEWS, RULES, reviewer_and_verifier()) as models:
         code, off = run_eval(tmp_path, str(SAMPLE), out="off")
         assert code == 0 and models.reviewer.requests == []
@@ -181,7 +180,7 @@ def sample_case_repository(root: Path, case_id: str) -> GitRepo:
 
 
 def test_one_review_of_a_sample_case_reports_the_same_counts_in_its_json(
-    env: dict[str, str], tmp_path: Path
+    env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     repo = sample_case_repository(tmp_path / "users", "find-user-sql-injection")
     confirmed = finding("db.py", 11, "low", "Only the first user is returned")
@@ -203,11 +202,12 @@ def test_one_review_of_a_sample_case_reports_the_same_counts_in_its_json(
         (title,) = [t for t in answers if t in request["messages"][1]["content"]]
         return answers[title]
 
-    os.environ.update(REVIEWER_MIN_CONFIDENCE="0.5", REVIEWER_MAX_RETRIES="0")
-    os.environ.pop("REVIEWER_VERIFY")  # the default: all
+    monkeypatch.setenv("REVIEWER_MIN_CONFIDENCE", "0.5")
+    monkeypatch.setenv("REVIEWER_MAX_RETRIES", "0")
+    monkeypatch.delenv("REVIEWER_VERIFY")  # the default: all
     report_path = tmp_path / "report.json"
     with FakeLLM([step], on_exhausted="repeat_last") as llm:
-        os.environ["OPENAI_BASE_URL"] = llm.base_url
+        monkeypatch.setenv("OPENAI_BASE_URL", llm.base_url)
         code = main(["review", "--repo", str(repo.root), "--base", "main", "--quiet",
                      "--format", f"json={report_path}", "--fail-on", "high"])  # fmt: skip
         asked = llm.bodies
