@@ -154,6 +154,15 @@ class Usage:
             self.replies_read_from_text + other.replies_read_from_text,
         )
 
+    def __sub__(self, other: Usage) -> Usage:
+        return Usage(
+            self.prompt_tokens - other.prompt_tokens,
+            self.completion_tokens - other.completion_tokens,
+            self.requests - other.requests,
+            self.cached_prompt_tokens - other.cached_prompt_tokens,
+            self.replies_read_from_text - other.replies_read_from_text,
+        )
+
 
 @dataclass(frozen=True)
 class ModelPrice:
@@ -263,6 +272,11 @@ class ReviewResult:
     # refuted by verification, or under min_confidence. Never posted, never counted, kept
     # for the JSON report so nothing is lost.
     discarded: tuple[Finding, ...] = ()
+    # The part of `usage` the verification pass spent, and the price of the model it used
+    # (verify_model, else the review's): priced apart, never at the review model's price.
+    verification_usage: Usage = field(default_factory=Usage)
+    verification_price: ModelPrice | None = None
+    verification_model: str = ""
 
     @property
     def unverified(self) -> tuple[Finding, ...]:
@@ -283,8 +297,16 @@ class ReviewResult:
 
     @property
     def cost_usd(self) -> float | None:
-        """What the review cost (USD), from the server's counts; None without a price."""
-        return None if self.price is None else self.price.cost(self.usage)
+        """What the review cost (USD), from the server's counts, the verification's part at
+        its own model's price; None without a price for either."""
+        if self.price is None:
+            return None
+        checks = self.verification_usage
+        if not checks.requests:
+            return self.price.cost(self.usage)
+        if self.verification_price is None:
+            return None
+        return self.price.cost(self.usage - checks) + self.verification_price.cost(checks)
 
     @property
     def complete(self) -> bool:

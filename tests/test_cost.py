@@ -208,3 +208,86 @@ def test_cost_reservations_release_and_settle_with_the_real_cost() -> None:
 def test_max_cost_is_a_setting_with_a_clear_error() -> None:
     with pytest.raises(ReviewerError, match="max_cost"):
         ReviewBudget(Settings(model="unknown-model", max_cost=1.0))
+
+
+# The review's model and a cheaper one that verifies the findings, each at its own price.
+TWO_PRICES = (
+    '[prices."fake-model"]\ninput = 1.0\ncached_input = 1.0\noutput = 2.0\n'
+    '[prices."cheap-model"]\ninput = 0.1\ncached_input = 0.1\noutput = 0.2\n'
+)
+REVIEW_USAGE = {"prompt_tokens": 10_000, "completion_tokens": 1_000}
+CHECK_USAGE = {"prompt_tokens": 5_000, "completion_tokens": 500}
+
+
+def submit_finding(**extra: Any) -> dict[str, Any]:
+    found = {"path": "app.py", "line": 2, "severity": "high", "category": "bug",
+             "title": "Items without a price fail", "body": "An AttributeError."}  # fmt: skip
+    arguments = {"summary": "ok", "findings": [found]}
+    return reply(tool_calls=[tool_call("submit_review", arguments)], **extra)
+
+
+def confirmed(**extra: Any) -> dict[str, Any]:
+    arguments = {"verdict": "confirmed", "reason": "app.py:2 reads i.price."}
+    return reply(tool_calls=[tool_call("submit_verdict", arguments)], **extra)
+
+
+@pytest.mark.verification
+def test_the_verification_is_priced_at_the_verify_models_price(
+    change: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with_settings(change, TWO_PRICES)
+    monkeypatch.setenv("REVIEWER_VERIFY_MODEL", "cheap-model")
+    script = [submit_finding(usage=REVIEW_USAGE), confirmed(usage=CHECK_USAGE)]
+    with FakeLLM(script) as llm:
+        code, report, texts = review(change, llm, tmp_path, monkeypatch)
+        models = [body["model"] for body in llm.bodies]
+    assert code == 0 and models == ["fake-model", "cheap-model"]
+    assert report["findings"][0]["verification"]["verdict"] == "confirmed"
+    # The review's tokens at $1/$2, the check's at $0.10/$0.20 a million (not at $1/$2).
+    expected = (10_000 * 1.0 + 1_000 * 2.0 + 5_000 * 0.1 + 500 * 0.2) / 1_000_000
+    assert report["cost"]["usd"] == pytest.approx(expected) == 0.0126
+    checks = report["cost"]["verification"]
+    assert checks["model"] == "cheap-model" and checks["price"]["output"] == 0.2
+    assert (checks["usage"]["prompt_tokens"], checks["usage"]["requests"]) == (5_000, 1)
+    for name in ("terminal", "markdown"):
+        flat = " ".join(texts[name].split())
+        assert "cost $0.0126 (at $1.00 input" in flat, name
+        assert "verification by cheap-model at $0.10 input" in flat, name
+    sarif = json.loads(texts["sarif"])["runs"][0]["properties"]["reviewer"]
+    assert sarif["costUsd"] == pytest.approx(expected)
+
+
+@pytest.mark.verification
+def test_max_cost_holds_the_verification_at_its_own_price(
+    change: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The review's $0.012 leaves $0.0006 of a $0.0126 budget: a check at the cheap model's
+    price fits (at the review model's price it would not)."""
+    with_settings(change, TWO_PRICES)
+    monkeypatch.setenv("REVIEWER_VERIFY_MODEL", "cheap-model")
+    monkeypatch.setenv("REVIEWER_MAX_OUTPUT_TOKENS", "500")
+    monkeypatch.setenv("REVIEWER_MAX_COST", "0.0126")
+    script = [submit_finding(usage=REVIEW_USAGE), confirmed(usage={"prompt_tokens": 2_000,
+                                                                    "completion_tokens": 100})]
+    with FakeLLM(script) as llm:
+        code, report, _texts = review(change, llm, tmp_path, monkeypatch)
+        sent = len(llm.bodies)
+    assert code == 0 and sent == 2
+    assert report["findings"][0]["verification"]["verdict"] == "confirmed"
+    assert report["cost"]["usd"] <= 0.0126
+
+
+@pytest.mark.verification
+def test_max_cost_with_a_verify_model_without_a_price_is_refused_before_any_request(
+    change: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    with_settings(change, TWO_PRICES)
+    monkeypatch.setenv("REVIEWER_VERIFY_MODEL", "unpriced-model")
+    monkeypatch.setenv("REVIEWER_MAX_COST", "1")
+    with FakeLLM([submit_finding()]) as llm:
+        monkeypatch.setenv("OPENAI_BASE_URL", llm.base_url)
+        code = main(["review", "--repo", str(change.root), "--base", "main", "--quiet"])
+        sent = len(llm.bodies)
+    assert code == 2 and sent == 0
+    err = capsys.readouterr().err
+    assert "no price is known for the verify_model 'unpriced-model'" in err

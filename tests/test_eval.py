@@ -430,11 +430,11 @@ RESULT_KEYS = {
               "verdicts_from_cache", "verification_completion_tokens", "verification_cost",
               "verification_prompt_tokens", "verifications_from_cache", "wall_seconds"},
     "case": {"dataset", "error", "expected", "findings", "id", "matches", "metrics",
-             "repository", "review", "status", "verdicts"},
+             "repository", "review", "status", "verdicts", "verification"},
     "metrics": {"by_confidence", "by_repository", "by_severity", "by_verdict", "cases",
                 "clean_cases", "clean_findings", "expected", "f1", "findings",
                 "findings_per_case", "findings_per_clean_case", "fn", "fp", "precision",
-                "recall", "tp", "unmatched_findings_per_case"},
+                "recall", "tp", "unmatched_findings_per_case", "verification"},
     "dataset": {"cases", "format", "name", "version"},
 }  # fmt: skip
 

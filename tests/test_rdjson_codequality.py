@@ -30,7 +30,7 @@ import jsonschema
 import pytest
 
 from reviewer.cli.program import main
-from reviewer.findings import FileCoverage, ReviewResult, Severity
+from reviewer.findings import FileCoverage, ReviewResult, Severity, Verification
 from reviewer.report import FORMATS, render, write_report
 from reviewer.report.codequality import SEVERITIES as CODEQUALITY_SEVERITIES
 from reviewer.report.rdjson import MAX_BODY_CHARS
@@ -595,3 +595,71 @@ def test_codequality_descriptions_are_neutralized_like_every_other_sink() -> Non
     (issue,) = codequality(hostile)
     assert "<b>" not in issue["description"] and "@octocat" not in issue["description"]
     assert "@\u200doctocat" in issue["description"]
+
+
+# --- how sure a finding is, in every format (issue 25) ------------------------------------
+
+# Confirmed with a changed severity, and uncertain with a reason that tries Markdown and a
+# mention; a finding without either stays as it was.
+SURE = finding(
+    title="Confirmed leak",
+    fingerprint="c0ffee0000000001",
+    confidence=0.9,
+    verification=Verification("confirmed", "db.py:9 never closes it.", 2, Severity.MEDIUM),
+    severity=Severity.HIGH,
+)
+DOUBT = finding(
+    line=12,
+    title="Maybe a race",
+    fingerprint="c0ffee0000000002",
+    confidence=0.4,
+    verification=Verification("uncertain", "Callers may lock first @team <b>x</b>.", 1),
+)
+PLAIN = finding(line=20, title="Plain", fingerprint="c0ffee0000000003")
+VERIFIED = dataclasses.replace(COMPLETE, findings=(SURE, DOUBT, PLAIN))
+
+
+def test_every_machine_format_says_how_sure_each_finding_is(
+    rdjson_validator: jsonschema.Validator,
+    rdjson_schema: dict[str, Any],
+    documented_validator: jsonschema.Validator,
+    gitlab_validator: jsonschema.Validator,
+) -> None:
+    from tests.test_reports import sarif_run
+
+    # SARIF: the result's property bag.
+    sarif = {r["message"]["text"].split("\n")[0]: r["properties"]
+             for r in sarif_run(VERIFIED)["results"]}  # fmt: skip
+    assert sarif["Confirmed leak"]["confidence"] == 0.9
+    assert sarif["Confirmed leak"]["verification"] == {
+        "verdict": "confirmed", "reason": "db.py:9 never closes it.", "toolCalls": 2,
+        "severityBefore": "medium"}  # fmt: skip
+    assert sarif["Maybe a race"]["verification"]["verdict"] == "uncertain"
+    assert "confidence" not in sarif["Plain"] and "verification" not in sarif["Plain"]
+    schema = json.loads((DATA / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
+    validator = jsonschema.validators.validator_for(schema)(schema)
+    assert [e.message for e in validator.iter_errors(json.loads(render(VERIFIED, "sarif")))] == []
+    # rdjson: the message's last line, as in our own comments, made safe.
+    document = rdjson(VERIFIED)
+    assert [e.message for e in rdjson_validator.iter_errors(document)] == []
+    assert undeclared_keys(document, rdjson_schema, rdjson_schema) == []
+    messages = {d["message"].split("\n")[0]: d["message"] for d in document["diagnostics"]}
+    assert messages["Confirmed leak"].endswith(
+        "(confidence 0.9 · verification: confirmed, severity was medium: db.py:9 never "
+        "closes it.)"
+    )
+    doubt = messages["Maybe a race"].splitlines()[-1]
+    assert doubt.startswith("(confidence 0.4 · verification: uncertain: Callers may lock")
+    assert "<b>" not in doubt and "@team" not in doubt
+    assert "confidence" not in messages["Plain"]
+    # Code Quality: the end of the description, no reason; the fingerprint unchanged.
+    issues = codequality(VERIFIED)
+    assert [e.message for e in documented_validator.iter_errors(issues)] == []
+    assert all(list(gitlab_validator.iter_errors(issue)) == [] for issue in issues)
+    described = {i["fingerprint"]: i["description"] for i in issues}
+    assert described["c0ffee0000000001"] == (
+        "Confirmed leak [confidence 0.9 · verification: confirmed, severity was medium]"
+    )
+    doubt_issue = "Maybe a race [confidence 0.4 · verification: uncertain]"
+    assert described["c0ffee0000000002"] == doubt_issue
+    assert described["c0ffee0000000003"] == "Plain"

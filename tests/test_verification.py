@@ -306,3 +306,82 @@ def test_a_removed_line_is_grounded_in_the_base_version(
     assert code == 0
     (only,) = report["findings"]
     assert (only["side"], only["line"], only["code"]) == ("LEFT", 4, "        result += item")
+
+
+@pytest.mark.verification
+def test_checks_have_their_own_bound_on_requests_not_the_reviews_max_turns(
+    feature: GitRepo, env: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """max_turns bounds the review's loops; each check is bounded by verify_tool_calls. A
+    review that used its turns still has its findings checked (they were left unverified)."""
+    monkeypatch.setenv("REVIEWER_MAX_TURNS", "1")
+    titles = ["Division by zero on an empty list", "Average of strings", "Items may lack price"]
+    found = [
+        finding(title=titles[0]),
+        finding(line=8, severity="medium", title=titles[1], body="Strings do not add up."),
+        finding(line=4, severity="low", title=titles[2], body="Plain numbers."),
+    ]
+    answers = {title: verdict("confirmed", f"Seen: {title}.") for title in titles}
+    step = verdicts_by_title(answers)
+    with FakeLLM([submit_review(*found), step, step, step]) as llm:
+        code, report = run(feature, llm, tmp_path, monkeypatch)
+        llm.assert_no_failures()
+        sent = len(llm.bodies)
+    assert code == 0 and report["status"] == "complete" and sent == 4
+    verdicts = {f["title"]: f["verification"]["verdict"] for f in report["findings"]}
+    assert verdicts == dict.fromkeys(titles, "confirmed")
+
+
+@pytest.mark.verification
+def test_a_check_ends_at_its_own_bound_on_requests(
+    feature: GitRepo, env: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A verifier that keeps replying without a verdict is stopped after verify_tool_calls
+    + 2 requests, and the finding is kept, unverified."""
+    monkeypatch.setenv("REVIEWER_VERIFY_TOOL_CALLS", "1")
+    read = reply(tool_calls=[tool_call("read_file", {"path": "app.py"})])
+    script = [submit_review(finding()), read, read, read, verdict("refuted")]
+    with FakeLLM(script) as llm:
+        code, report = run(feature, llm, tmp_path, monkeypatch)
+        sent = len(llm.bodies)
+    assert code == 0 and sent == 4  # the review, and the check's 3 requests
+    (only,) = report["findings"]
+    assert only["verification"]["verdict"] == "unverified"
+    assert "the check's request bound (3: verify_tool_calls = 1" in only["verification"]["reason"]
+
+
+@pytest.mark.verification
+def test_the_transcript_holds_each_check_marked_as_the_verification_of_its_finding(
+    feature: GitRepo, env: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("REVIEWER_CONCURRENCY", "1")  # the checks in order, most severe first
+    low = finding(line=4, severity="low", title="Items may lack price", body="Plain numbers.")
+    script = [
+        submit_review(low, finding()),
+        reply(tool_calls=[tool_call("read_file", {"path": "app.py"})]),
+        verdict("confirmed", "app.py:9 divides by len(items)."),
+        verdict("refuted", "Every item has a price here."),
+    ]
+    transcript = tmp_path / "t.jsonl"
+    with FakeLLM(script) as llm:
+        code, report = run(feature, llm, tmp_path, monkeypatch, "--transcript", str(transcript))
+        llm.assert_no_failures()
+    assert code == 0 and len(report["findings"]) == 1 and len(report["discarded"]) == 1
+    entries = [json.loads(line) for line in transcript.read_text().splitlines()]
+    kinds = [e["type"] for e in entries]
+    review_end = kinds.index("end")
+    checks = [e for e in entries if e["type"] == "verification"]
+    assert [(c["finding"], c["title"], c["line"]) for c in checks] == [
+        (1, "Division by zero on an empty list", 9),
+        (2, "Items may lack price", 4),
+    ]
+    first = kinds.index("verification", review_end)
+    second = kinds.index("verification", first + 1)
+    # The first check's messages: its system and task, the read, the verdict.
+    body = entries[first + 1 : second]
+    assert "try to refute the finding" in body[0]["message"]["content"]
+    assert any(e["type"] == "tool_result" and e["result"]["name"] == "read_file" for e in body)
+    assert body[-1] == {"type": "end", "verification": 1, "verdict": "confirmed",
+                        "reason": "app.py:9 divides by len(items)."}  # fmt: skip
+    assert entries[-1] == {"type": "end", "verification": 2, "verdict": "refuted",
+                           "reason": "Every item has a price here."}  # fmt: skip

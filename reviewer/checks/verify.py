@@ -61,6 +61,8 @@ class Verifier:
     # The prompt templates: the repository's overrides at the base, else the shipped ones.
     environment: SandboxedEnvironment
     repository: str = ""
+    # Keep each check's messages for the review's transcript (--transcript).
+    record: bool = False
 
 
 @dataclass
@@ -73,6 +75,9 @@ class Checked:
     usage: Usage = field(default_factory=Usage)
     turns: int = 0
     tool_calls: int = 0
+    # The transcript entries of the checks, in the order they were made (most severe
+    # first), each marked as the verification of finding N of that order.
+    transcript: list[dict[str, Any]] = field(default_factory=list)
 
 
 def verifier_settings(settings: Settings) -> Settings:
@@ -123,6 +128,8 @@ def verify_findings(
         with ThreadPoolExecutor(max_workers=workers) as pool:
             done = list(pool.map(lambda f: _check(f, verifier), to_check))
         results = {id(f): outcome for f, outcome in zip(to_check, done, strict=True)}
+        for number, (finding, outcome) in enumerate(zip(to_check, done, strict=True), 1):
+            checked.transcript += _transcript(number, finding, outcome)
     for finding in candidates:
         if id(finding) not in results:
             checked.kept.append(finding)
@@ -168,6 +175,31 @@ class _Outcome:
     turns: int = 0
     # The severity the verifier gave, when the evidence says it differs (None: unchanged).
     severity: Severity | None = None
+    # The loop's messages (when the verifier records them) and how it ended.
+    transcript: tuple[dict[str, Any], ...] = ()
+    stop_reason: str = ""
+
+
+def _transcript(number: int, finding: Finding, outcome: _Outcome) -> list[dict[str, Any]]:
+    """A check's part of the review's transcript: which finding, its messages, its end."""
+    check = outcome.verification
+    return [
+        {
+            "type": "verification",
+            "finding": number,
+            "path": finding.path,
+            "line": finding.line,
+            "side": finding.side,
+            "title": finding.title,
+        },
+        *outcome.transcript,
+        {
+            "type": "end",
+            "verification": number,
+            "verdict": check.verdict,
+            "reason": outcome.stop_reason if check.verdict == "unverified" else check.reason,
+        },
+    ]
 
 
 def _judged(finding: Finding, outcome: _Outcome) -> Finding:
@@ -195,14 +227,18 @@ def _check(finding: Finding, verifier: Verifier) -> _Outcome:
         final=VerdictSubmission(),
         redactor=verifier.redactor,
         budget=LoopBudget(verifier.budget, settings.verify_tool_calls, price),
-        record=False,
+        record=verifier.record,
     )
     system, task = _messages(finding, verifier, settings)
     outcome = agent.run(verifier.redactor(system), task)
     if outcome.submission is None:
         reason = outcome.stop_reason or "the verifier gave no verdict"
         return _Outcome(
-            Verification("unverified", reason, outcome.tool_calls), outcome.usage, outcome.turns
+            Verification("unverified", reason, outcome.tool_calls),
+            outcome.usage,
+            outcome.turns,
+            transcript=tuple(outcome.transcript),
+            stop_reason=reason,
         )
     verdict = outcome.submission
     changed = verdict.severity is not None and verdict.severity != finding.severity
@@ -213,7 +249,9 @@ def _check(finding: Finding, verifier: Verifier) -> _Outcome:
         finding.severity if changed else None,
     )
     severity = verdict.severity if changed else None
-    return _Outcome(verification, outcome.usage, outcome.turns, severity)
+    return _Outcome(
+        verification, outcome.usage, outcome.turns, severity, tuple(outcome.transcript)
+    )
 
 
 def _messages(finding: Finding, verifier: Verifier, settings: Settings) -> tuple[str, str]:

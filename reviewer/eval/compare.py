@@ -12,6 +12,7 @@ from reviewer.eval.results import RESULTS_FORMAT
 from reviewer.safety.sinks import one_line
 
 _METRICS = ("precision", "recall", "f1", "tp", "fp", "fn", "findings_per_case")
+_OUTCOMES = ("posted", "discarded", "unverified", "merged")
 
 
 def load_results(path: Path, flag: str = "--compare") -> dict[str, Any]:
@@ -43,6 +44,9 @@ def compare(a: dict[str, Any], b: dict[str, Any], names: tuple[str, str]) -> str
         ("verification tokens", _tokens(a, "verification"), _tokens(b, "verification")),
         ("review seconds", a["usage"]["review_seconds"], b["usage"]["review_seconds"]),
     ]
+    # What the verification did (a results.json from before the counts has none: "-").
+    va, vb = ma.get("verification") or {}, mb.get("verification") or {}
+    rows += [(f"findings {name}", va.get(name), vb.get(name)) for name in _OUTCOMES]
     for name, x, y in rows:
         lines.append(f"{name:<22}{_num(x):>10}{_num(y):>10}{_delta(x, y):>10}")
     lines += ["", "per case:"]

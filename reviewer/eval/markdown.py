@@ -126,6 +126,7 @@ def render_report(results: dict[str, Any]) -> str:
         ["case", "repository", "expected", "found", "findings", "precision", "recall", "tokens"],
         [_case_row(case, primary) for case in results["cases"]],
     )
+    lines += _verification_table(results)
     usage = results["usage"]
     lines += ["## Cost", ""]
     lines += table(
@@ -159,6 +160,41 @@ def render_report(results: dict[str, Any]) -> str:
         f"{usage['verdicts_from_cache']} verdicts from the cache."
     )
     return "\n".join(lines) + "\n"
+
+
+def _verification_table(results: dict[str, Any]) -> list[str]:
+    """What became of the findings, per scored case and in total: posted, merged,
+    discarded (by reason), unverified."""
+    total = results["metrics"][results["primary"]].get("verification")
+    if total is None:  # a results.json from before the counts
+        return []
+    reasons = list(total["discarded_by"])
+    rows = [
+        [case["id"], *_outcome_cells(case["verification"], reasons)]
+        for case in results["cases"]
+        if case["status"] == "scored" and case.get("verification")
+    ]
+    rows.append(["total", *_outcome_cells(total, reasons)])
+    lines = [
+        "## Verification",
+        "",
+        "Findings posted (scored), merged into another, discarded before posting (by "
+        "reason) and posted unverified (the check could not run):",
+        "",
+    ]
+    header = ["case", "posted", "merged", "discarded", *(f"discarded: {r}" for r in reasons)]
+    return lines + table([*header, "unverified"], rows)
+
+
+def _outcome_cells(counts: dict[str, Any], reasons: list[str]) -> list[Any]:
+    by_reason = counts["discarded_by"]
+    return [
+        counts["posted"],
+        counts["merged"],
+        counts["discarded"],
+        *(by_reason.get(r, 0) for r in reasons),
+        counts["unverified"],
+    ]
 
 
 def _judge_text(judge: dict[str, Any]) -> str:

@@ -23,6 +23,7 @@ from reviewer.eval.metrics import (
     confidence_band,
     summarize,
 )
+from reviewer.eval.outcomes import case_outcomes, total_outcomes
 from reviewer.eval.runner import CaseRun
 
 RESULTS_FORMAT = "reviewer-eval-results"
@@ -95,7 +96,14 @@ def assemble(produced_by: dict[str, Any], cases: list[dict[str, Any]]) -> dict[s
             if case["error"] is not None
         ],
         "primary": kinds[0],
-        "metrics": {kind: summarize([case_score(case, kind) for case in scored]) for kind in kinds},
+        "metrics": {
+            kind: {
+                **summarize([case_score(case, kind) for case in scored]),
+                # What became of the scored cases' findings (the same under every judge).
+                "verification": total_outcomes(_outcomes(case) for case in scored),
+            }
+            for kind in kinds
+        },
         "expected_with_location": sum(1 for c in cases for issue in c["expected"] if issue["path"]),
         "expected_total": sum(len(case["expected"]) for case in cases),
         "usage": produced_by["usage"],
@@ -116,6 +124,11 @@ def case_score(case: dict[str, Any], kind: str) -> CaseScore:
         finding_bands=tuple(confidence_band(f.get("confidence")) for f in findings),
         finding_verdicts=tuple(f.get("verdict") or NOT_VERIFIED for f in findings),
     )
+
+
+def _outcomes(case: dict[str, Any]) -> dict[str, Any] | None:
+    # A results.json from before the counts existed: counted from its review record.
+    return case.get("verification") or case_outcomes(case.get("review"))
 
 
 def _usage(runs: list[CaseRun], seconds: float) -> dict[str, Any]:
@@ -158,6 +171,8 @@ def _case(run: CaseRun, kinds: list[str]) -> dict[str, Any]:
         ],
         "review": review,
         "verdicts": run.verdicts,
+        # Posted, merged, discarded by reason and unverified findings (eval/outcomes.py).
+        "verification": case_outcomes(review),
     }
     if run.scored:
         entry["matches"] = {

@@ -30,6 +30,7 @@ from reviewer.eval.stages import (
     PostReview,
     StageChooser,
     StageInput,
+    discarded_json,
     finding_data,
     finding_from_data,
     review_stage_flags,
@@ -45,7 +46,8 @@ JudgeKind = Literal["llm", "location"]
 # Settings that do not change what a review says: the same model behind another URL (a new
 # port, a tunnel) reuses its reviews. `--cache` elsewhere starts afresh.
 _NOT_IN_KEY = {"api_key", "base_url", "request_timeout", "max_retries", "concurrency"}
-_MARKS = ("confidence", "verdict")
+# Marks of a finding that do not change what the judge reads (its cache key leaves them out).
+_MARKS = ("confidence", "verdict", "merged_from")
 
 
 def setup_identity(flags: dict[str, Any], config_path: Path | None, environ: dict[str, str]) -> str:
@@ -265,6 +267,8 @@ def _review(case: EvalCase, options: RunOptions) -> tuple[dict[str, Any], bool]:
         "prompt_hashes": prompts,
         "findings": [finding_json(f) for f in result.findings],
         "suppressed": len(result.suppressed),
+        # What the review discarded before posting (the noise table), with why.
+        "discarded": [discarded_json(f) for f in result.discarded],
         "usage": {
             "prompt_tokens": result.usage.prompt_tokens,
             "completion_tokens": result.usage.completion_tokens,
@@ -347,6 +351,8 @@ def finding_json(finding: Finding) -> dict[str, Any]:
         "title": finding.title,
         "body": finding.body,
         "placement": finding.placement,
+        # How many reported findings it stands for (merging.py): 1 when none was merged.
+        "merged_from": finding.merged_from,
         **finding_marks(finding),
     }
 

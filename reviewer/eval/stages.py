@@ -77,6 +77,13 @@ def finding_data(finding: Finding) -> dict[str, Any]:
     return dataclasses.asdict(finding)
 
 
+def discarded_json(finding: Finding) -> dict[str, Any]:
+    """A discarded finding for results.json: its title, why, and the finding whole."""
+    data = dataclasses.asdict(finding)
+    data["severity"] = str(finding.severity.value)
+    return {"title": finding.title, "reason": finding.discard_reason, "finding": data}
+
+
 def finding_from_data(data: dict[str, Any]) -> Finding:
     names = {f.name for f in dataclasses.fields(Finding)}
     values = {k: v for k, v in data.items() if k in names}

@@ -6,13 +6,10 @@ reviews each case once and pays only for the verification.
 
 from __future__ import annotations
 
-import dataclasses
-from typing import Any
-
 from reviewer.change import load_change
 from reviewer.checks.verdict import SUBMIT_VERDICT
 from reviewer.checks.verify import Verifier, verify_environment, verify_findings
-from reviewer.eval.stages import PostReview, StageInput, StageOutput
+from reviewer.eval.stages import PostReview, StageInput, StageOutput, discarded_json
 from reviewer.llm import Connection, ServerProfile
 from reviewer.review.budget import ReviewBudget
 from reviewer.safety.redact import Redactor
@@ -51,15 +48,9 @@ def verification_stage(given: StageInput) -> StageOutput:
     ]
     return StageOutput(
         findings=tuple(checked.kept),
-        discarded=tuple(_discarded(f) for f in checked.discarded),
+        discarded=tuple(discarded_json(f) for f in checked.discarded),
         usage=checked.usage,
         cost=price.cost(checked.usage) if price else None,
         # A check that could not run is not an answer to keep: asked again next time.
         complete=not unverified,
     )
-
-
-def _discarded(finding: Any) -> dict[str, Any]:
-    data = dataclasses.asdict(finding)
-    data["severity"] = str(finding.severity.value)
-    return {"title": finding.title, "reason": finding.discard_reason, "finding": data}

@@ -25,6 +25,10 @@ Decisions:
   changed file (GitLab links every issue to a file), its fingerprint tied to the reviewed head
   and the reason: every incomplete run shows it as new in the widget.
 - Suppressed findings are left out, as in SARIF.
+- How sure a finding is goes at the end of `description` ("[confidence 0.9 · verification:
+  uncertain]", without the verifier's reason): GitLab's schema has no field for it, and
+  `description` is the one text every reader of the report shows. The fingerprint leaves
+  it out, so a finding verified differently in the next run is not new.
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ from reviewer.report.common import (
     notice_path,
     one_line,
     stable_fingerprint,
+    verification_words,
 )
 from reviewer.report.mdtext import neutralize_line
 from reviewer.report.sarif import rule_id
@@ -86,6 +91,9 @@ def _issue(finding: Finding, base: str) -> dict[str, Any]:
         lines = {"begin": where or 1}
     elif finding.end_line and finding.end_line > finding.line:
         lines["end"] = finding.end_line
+    checked, _reason = verification_words(finding)
+    if checked:
+        description += f" [{checked}]"
     return {
         "description": description,
         "check_name": CHECK_PREFIX + rule_id(finding),

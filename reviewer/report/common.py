@@ -85,7 +85,14 @@ def cost_text(result: ReviewResult) -> str:
     """`cost $0.0123 (at $2.50 input, ...)`, or why there is no cost and how to give one."""
     cost = result.cost_usd
     if result.price is None or cost is None:
-        return no_price_text(result.model)
+        return no_price_text(result.model if result.price is None else result.verification_model)
+    checker = result.verification_price
+    if result.verification_usage.requests and checker and checker.model != result.price.model:
+        # The verification's tokens at the verify model's own price, said beside it.
+        return (
+            f"cost {usd(cost)} (at {rates_text(result.price)}; verification by "
+            f"{checker.model} at {rates_text(checker)})"
+        )
     return f"cost {usd(cost)} (at {rates_text(result.price)})"
 
 

@@ -41,6 +41,7 @@ from reviewer.report.json_schema import (
     RuleFileV1,
     StateV1,
     UsageV1,
+    VerificationCostV1,
     VerificationV1,
 )
 from reviewer.report.sarif import rule_id
@@ -91,14 +92,7 @@ def to_report(result: ReviewResult) -> ReportV1:
         # The same fields on both sides: a new one cannot be forgotten in one direction.
         files=[FileV1(**asdict(f)) for f in result.files],
         rule_files=[RuleFileV1(**asdict(r)) for r in result.rule_files],
-        usage=UsageV1(
-            prompt_tokens=usage.prompt_tokens,
-            completion_tokens=usage.completion_tokens,
-            total_tokens=usage.total_tokens,
-            requests=usage.requests,
-            cached_prompt_tokens=usage.cached_prompt_tokens,
-            replies_read_from_text=usage.replies_read_from_text,
-        ),
+        usage=_usage(usage),
         cost=_cost(result),
         # Milliseconds are plenty, and keep the document stable across float noise.
         duration_seconds=round(max(0.0, result.duration_seconds), 3),
@@ -113,6 +107,7 @@ def parse_json(text: str | bytes) -> ReviewResult:
     Raises pydantic.ValidationError for anything that is not a valid version-1 report.
     """
     report = ReportV1.model_validate_json(text)
+    checks = report.cost.verification
     return ReviewResult(
         status=report.status,
         summary=report.summary,
@@ -151,14 +146,13 @@ def parse_json(text: str | bytes) -> ReviewResult:
         rule_files=tuple(
             RuleFileUse(r.path, tuple(r.applied_to), r.cut) for r in report.rule_files
         ),
-        usage=Usage(
-            prompt_tokens=report.usage.prompt_tokens,
-            completion_tokens=report.usage.completion_tokens,
-            requests=report.usage.requests,
-            cached_prompt_tokens=report.usage.cached_prompt_tokens,
-            replies_read_from_text=report.usage.replies_read_from_text,
-        ),
+        usage=_from_usage(report.usage),
         price=ModelPrice(**report.cost.price.model_dump()) if report.cost.price else None,
+        verification_usage=_from_usage(checks.usage) if checks else Usage(),
+        verification_price=(
+            ModelPrice(**checks.price.model_dump()) if checks and checks.price else None
+        ),
+        verification_model=checks.model if checks else "",
         duration_seconds=report.duration_seconds,
         tool_calls=report.tool_calls,
         turns=report.turns,
@@ -205,20 +199,53 @@ def _noise(result: ReviewResult) -> list[NoiseClassV1]:
 
 
 def _cost(result: ReviewResult) -> CostV1:
-    price = result.price
-    if price is None:
-        return CostV1(usd=None, price=None, note=no_price_text(result.model))
+    price, cost = result.price, result.cost_usd
+    checks = result.verification_usage
+    verification = None
+    if checks.requests:
+        verification = VerificationCostV1(
+            model=result.verification_model,
+            usage=_usage(checks),
+            price=_price(result.verification_price),
+        )
+    if price is None or cost is None:
+        model = result.model if price is None else result.verification_model
+        return CostV1(usd=None, price=_price(price), note=no_price_text(model),
+                      verification=verification)  # fmt: skip
     # Micro-dollars are plenty, and keep the document stable across float noise.
-    return CostV1(
-        usd=round(price.cost(result.usage), 6),
-        price=PriceV1(
-            model=price.model,
-            input=price.input,
-            cached_input=price.cached_input,
-            output=price.output,
-            source=price.source,
-        ),
-        note="",
+    return CostV1(usd=round(cost, 6), price=_price(price), note="", verification=verification)
+
+
+def _price(price: ModelPrice | None) -> PriceV1 | None:
+    if price is None:
+        return None
+    return PriceV1(
+        model=price.model,
+        input=price.input,
+        cached_input=price.cached_input,
+        output=price.output,
+        source=price.source,
+    )
+
+
+def _usage(usage: Usage) -> UsageV1:
+    return UsageV1(
+        prompt_tokens=usage.prompt_tokens,
+        completion_tokens=usage.completion_tokens,
+        total_tokens=usage.total_tokens,
+        requests=usage.requests,
+        cached_prompt_tokens=usage.cached_prompt_tokens,
+        replies_read_from_text=usage.replies_read_from_text,
+    )
+
+
+def _from_usage(usage: UsageV1) -> Usage:
+    return Usage(
+        prompt_tokens=usage.prompt_tokens,
+        completion_tokens=usage.completion_tokens,
+        requests=usage.requests,
+        cached_prompt_tokens=usage.cached_prompt_tokens,
+        replies_read_from_text=usage.replies_read_from_text,
     )
 
 

@@ -175,6 +175,15 @@ class PriceV1(_Strict):
     source: str = Field(description="Where the price comes from (the settings, or a page).")
 
 
+class VerificationCostV1(_Strict):
+    model: str = Field(description="The model that verified (verify_model, else the review's).")
+    usage: UsageV1 = Field(description="The part of the review's `usage` verification spent.")
+    price: PriceV1 | None = Field(
+        description="The price of the model that verified (verify_model, else the review's), "
+        "at which that part is counted; null when none is known (then `usd` is null)."
+    )
+
+
 class CostV1(_Strict):
     usd: float | None = Field(
         description="What the review cost, from the server's token counts; null when no "
@@ -182,6 +191,11 @@ class CostV1(_Strict):
     )
     price: PriceV1 | None = Field(description="The price used; null when none is known.")
     note: str = Field(description="Empty with a price; else why there is no cost.")
+    verification: VerificationCostV1 | None = Field(
+        None,
+        description="What the verification pass spent, priced at its own model's price; "
+        "null when it sent no request.",
+    )
 
 
 class ClosedV1(_Strict):

@@ -27,6 +27,9 @@ Decisions:
   reviewdog shows it only where its filter lets that line through; the exit code 2 is the
   guard (use `set -o pipefail` in a pipe).
 - Suppressed findings are left out, as in SARIF.
+- How sure a finding is (the model's confidence, the verifier's verdict and reason) is a
+  last line of `message`, as in the comments we post ourselves: reviewdog posts only the
+  message (and the code), and `original_output` is not shown to anyone.
 """
 
 from __future__ import annotations
@@ -35,7 +38,12 @@ import json
 from typing import Any
 
 from reviewer.findings import Finding, ReviewResult, Severity, sort_findings
-from reviewer.report.common import base_lines_text, incomplete_notice, notice_path
+from reviewer.report.common import (
+    base_lines_text,
+    incomplete_notice,
+    notice_path,
+    verification_words,
+)
 from reviewer.report.mdtext import cap_text, neutralize, neutralize_line
 from reviewer.report.sarif import rule_id
 from reviewer.safety.sinks import data_name, printable
@@ -90,6 +98,9 @@ def _diagnostic(finding: Finding, base: str) -> dict[str, Any]:
             location["range"] = _lines(where, where)
     else:
         location["range"] = _lines(finding.line, finding.last_line)
+    checked, reason = verification_words(finding)
+    if checked:
+        parts.append(neutralize_line(f"({checked}{': ' + reason if reason else ''})"))
     diagnostic: dict[str, Any] = {
         "message": "\n\n".join(parts),
         "location": location,

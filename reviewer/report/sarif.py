@@ -198,6 +198,18 @@ def _result(finding: Finding, index: int, base: str, incremental: bool) -> dict[
         properties["noise"] = finding.noise_note
     if finding.suggestion_dropped:
         properties["suggestionDropped"] = finding.suggestion_dropped
+    # How sure the finding is: the model's confidence and the verifier's verdict (SARIF's
+    # property bag; a viewer that does not know them shows them as they are).
+    if finding.confidence is not None:
+        properties["confidence"] = finding.confidence
+    if finding.verification is not None:
+        check = finding.verification
+        properties["verification"] = {
+            "verdict": check.verdict,
+            "reason": check.reason,
+            "toolCalls": check.tool_calls,
+            **({"severityBefore": check.severity_before.value} if check.severity_before else {}),
+        }
     print_ = stable_fingerprint(finding)
     sarif: dict[str, Any] = {
         "ruleId": rule_id(finding),

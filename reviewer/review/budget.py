@@ -82,16 +82,22 @@ class ReviewBudget:
     # --- requests ------------------------------------------------------------------------
 
     def reserve(
-        self, prompt_tokens: int, reply_tokens: int, price: ModelPrice | None = None
+        self,
+        prompt_tokens: int,
+        reply_tokens: int,
+        price: ModelPrice | None = None,
+        *,
+        review_turn: bool = True,
     ) -> Reservation | str:
         """Hold room for one request (at `price`, else the review model's), or say (one
-        line) which budget is spent."""
+        line) which budget is spent. A request of a loop with its own bound on requests
+        (`review_turn` False: a finding's check) is not one of the review's max_turns."""
         settings = self.settings
         wanted = prompt_tokens + reply_tokens
         price = price or self.price
         most = price.most(prompt_tokens, reply_tokens) if price else 0.0
         with self._lock:
-            if self.requests >= settings.max_turns:
+            if review_turn and self.requests >= settings.max_turns:
                 return spent_turns(settings)
             if self.tokens + self.reserved + wanted > settings.max_tokens:
                 left = max(settings.max_tokens - self.tokens - self.reserved, 0)
@@ -103,7 +109,7 @@ class ReviewBudget:
                 return spent_cost(settings, left_cost, most)
             if self.clock() >= self.deadline:
                 return spent_time(settings)
-            self.requests += 1
+            self.requests += review_turn
             self.reserved += wanted
             self.reserved_cost += most
         return Reservation(wanted, most, price)
@@ -138,12 +144,13 @@ class ReviewBudget:
 
     # --- how far along -------------------------------------------------------------------
 
-    def share_used(self) -> float:
-        """The largest share of any budget used so far (0..1+), to tell the model to finish."""
+    def share_used(self, *, turns: bool = True) -> float:
+        """The largest share of any budget used so far (0..1+), to tell the model to finish
+        (`turns` False: leaving out max_turns, for a loop with its own bound on requests)."""
         settings = self.settings
         with self._lock:
             shares = (
-                (self.requests + 1) / settings.max_turns,
+                (self.requests + 1) / settings.max_turns if turns else 0.0,
                 self.tool_calls / max(settings.max_tool_calls, 1),
                 (self.tokens + self.reserved) / settings.max_tokens,
                 (self.cost + self.reserved_cost) / (settings.max_cost or float("inf")),
@@ -152,10 +159,17 @@ class ReviewBudget:
         return max(*shares, elapsed)
 
 
+# A check's requests beyond one per tool call: its verdict, and one reply without a call.
+LOOP_EXTRA_REQUESTS = 2
+
+
 class LoopBudget(ReviewBudget):
-    """A short loop's share of the review's purse (a finding's verification): its requests,
-    tokens, cost and time are the review's, counted at the loop model's price; its tool
-    calls are the review's too, and at most `max_tool_calls` of them."""
+    """A short loop's share of the review's purse (a finding's verification): its tokens,
+    cost and time are the review's, counted at the loop model's price; its tool calls are
+    the review's too, and at most `max_tool_calls` of them. Its requests have their own
+    bound (`max_tool_calls` + LOOP_EXTRA_REQUESTS) and are not the review's max_turns,
+    which bounds the review's loops: a review with many findings must not have its checks
+    turned away (left unverified) because the review loop used its turns."""
 
     def __init__(
         self, parent: ReviewBudget, max_tool_calls: int, price: ModelPrice | None
@@ -169,12 +183,32 @@ class LoopBudget(ReviewBudget):
         self.deadline = parent.deadline
         self.max_tool_calls = max_tool_calls
         self.tool_calls = 0
+        self.max_requests = max_tool_calls + LOOP_EXTRA_REQUESTS
+        self.requests = 0
         self._lock = threading.Lock()
 
     def reserve(
-        self, prompt_tokens: int, reply_tokens: int, price: ModelPrice | None = None
+        self,
+        prompt_tokens: int,
+        reply_tokens: int,
+        price: ModelPrice | None = None,
+        *,
+        review_turn: bool = False,
     ) -> Reservation | str:
-        return self.parent.reserve(prompt_tokens, reply_tokens, price or self.price)
+        with self._lock:
+            if self.requests >= self.max_requests:
+                return (
+                    f"the check's request bound ({self.max_requests}: verify_tool_calls = "
+                    f"{self.max_tool_calls}, and {LOOP_EXTRA_REQUESTS} more) was spent"
+                )
+            self.requests += 1
+        held = self.parent.reserve(
+            prompt_tokens, reply_tokens, price or self.price, review_turn=False
+        )
+        if isinstance(held, str):
+            with self._lock:
+                self.requests -= 1
+        return held
 
     def settle(self, reservation: Reservation, usage: Usage | None) -> None:
         self.parent.settle(reservation, usage)
@@ -194,10 +228,13 @@ class LoopBudget(ReviewBudget):
             mine = self.tool_calls >= self.max_tool_calls
         return mine or self.parent.tool_calls_spent()
 
-    def share_used(self) -> float:
+    def share_used(self, *, turns: bool = True) -> float:
         with self._lock:
-            mine = self.tool_calls / max(self.max_tool_calls, 1)
-        return max(mine, self.parent.share_used())
+            mine = max(
+                self.tool_calls / max(self.max_tool_calls, 1),
+                (self.requests + 1) / self.max_requests,
+            )
+        return max(mine, self.parent.share_used(turns=False))
 
 
 # The one-line reasons, naming the setting to raise: a reader can act on each.
@@ -226,17 +263,25 @@ def spent_cost(settings: Settings, left: float, wanted: float) -> str:
 
 def check_cost_budget(settings: Settings) -> ModelPrice | None:
     """The model's price; an error (before any request is sent) when max_cost is set and
-    there is none, since the budget could not be held."""
+    there is none, for the review's model or the model that verifies its findings, since
+    the budget could not be held."""
     price = price_for(settings.model, settings.prices)
     if settings.max_cost is not None and price is None:
         raise ReviewerError(cost_needs_price(settings))
+    if settings.max_cost is not None and settings.verify != "off" and not verify_price(settings):
+        raise ReviewerError(cost_needs_price(settings, settings.verify_model, "verify_model"))
     return price
 
 
-def cost_needs_price(settings: Settings) -> str:
-    model = settings.model or "MODEL"
+def verify_price(settings: Settings) -> ModelPrice | None:
+    """The price of the model that verifies findings (verify_model, else the review's)."""
+    return price_for(settings.verify_model or settings.model, settings.prices)
+
+
+def cost_needs_price(settings: Settings, model: str | None = None, which: str = "model") -> str:
+    model = model or settings.model or "MODEL"
     return (
-        f"max_cost is set but no price is known for the model '{model}', so the cost cannot "
+        f"max_cost is set but no price is known for the {which} '{model}', so the cost cannot "
         f'be counted; set [prices."{model}"] with input, cached_input and output (USD per '
         "million tokens) in the settings, or unset max_cost"
     )

@@ -29,7 +29,7 @@ from reviewer.findings import (
 from reviewer.llm import DEFAULT_BASE_URL, ChatModel, Connection, ServerProfile
 from reviewer.review.agent import Agent, AgentEvents, AgentOutcome
 from reviewer.review.anchor import merge_duplicates, place, split_reported
-from reviewer.review.budget import ReviewBudget
+from reviewer.review.budget import ReviewBudget, verify_price
 from reviewer.review.context import BatchContext
 from reviewer.review.lines import LineCounter
 from reviewer.review.prepare import ReviewRequest, prepare_review
@@ -117,6 +117,9 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
                 price=prepared.price,
                 closed=tuple(ignored),
                 discarded=tuple(sort_findings((*discarded, *checked.discarded))),
+                verification_usage=checked.usage,
+                verification_price=verify_price(settings),
+                verification_model=settings.verify_model or settings.model or "",
             ),
             settings,
             parts.transcript(
@@ -129,7 +132,8 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
                     "settings": settings.model_dump(mode="json", exclude={"api_key"}),
                     "reviewer": __version__,
                 },
-            ),
+            )
+            + checked.transcript,
             change,
             counter,
             ignore,
@@ -187,6 +191,7 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
         model=lambda own: chat_model(own, events, profile, connection, SUBMIT_VERDICT),
         environment=verify_environment(prepared.root, base),
         repository=request.info.repository if request.info else quote_path(prepared.root.name),
+        record=request.keep_transcript,
     )
     return result(list(zip(plan.batches, outcomes, strict=True)), verifier=verifier)
 
