@@ -8,7 +8,8 @@ or ends cleanly with the server's own reason in one line.
 
 from __future__ import annotations
 
-import threading
+import subprocess
+import sys
 import time
 from typing import Any
 
@@ -434,22 +435,24 @@ def test_tool_calls_written_as_text_are_recovered(content: str, expected: list[A
 
 def test_hostile_text_does_not_stall_the_recovery() -> None:
     # A recovery that backtracks (quadratic or worse) on a megabyte of openers would run for
-    # hours; a linear one takes milliseconds. The join is a guard against that hang, not a
-    # measure of speed, so a loaded machine cannot fail it.
-    from reviewer.llm.replies import normalize
-
-    texts = ("<tool_call>" * 100_000, "<function=x>" * 80_000, "[TOOL_CALLS][" * 80_000)
-    done: list[str] = []
-
-    def recover() -> None:
-        for text in texts:
-            normalize({"content": text}, "stop", None, 1, tool_names=frozenset({"x"}))
-            done.append(text[:12])
-
-    worker = threading.Thread(target=recover, daemon=True)
-    worker.start()
-    worker.join(timeout=120)
-    assert len(done) == len(texts), f"the recovery stalled after {len(done)} texts"
+    # hours; a linear one takes milliseconds. It runs in a child process: a backtracking
+    # regex holds the interpreter's lock for the whole match, so no thread of this process
+    # could stop it. The timeout is a guard against that hang, not a measure of speed.
+    script = """
+from reviewer.llm.replies import normalize
+texts = ("<tool_call>" * 100_000, "<function=x>" * 80_000, "[TOOL_CALLS][" * 80_000)
+for text in texts:
+    normalize({"content": text}, "stop", None, 1, tool_names=frozenset({"x"}))
+    print(text[:12], flush=True)
+"""
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+        )
+    except subprocess.TimeoutExpired as stalled:
+        pytest.fail(f"the recovery stalled after: {stalled.stdout!r}")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["<tool_call><", "<function=x>", "[TOOL_CALLS]"]
 
 
 def test_an_overflow_reported_inside_a_200_is_a_context_error() -> None:

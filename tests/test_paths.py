@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from reviewer.errors import ToolError
@@ -127,17 +130,22 @@ def test_glob_matcher_edge_cases(pattern: str, path: str, matches: bool) -> None
 )
 def test_hostile_globs_stay_fast(pattern: str, path: str) -> None:
     # A backtracking matcher takes years on these (a dozen nested stars over 4,000
-    # characters); a linear one, milliseconds. The join guards against that hang and
-    # measures nothing, so a loaded machine cannot fail it.
-    import threading
-
-    answers: list[object] = []
-    worker = threading.Thread(
-        target=lambda: answers.append(glob_matcher(pattern).fullmatch(path)), daemon=True
+    # characters); a linear one, milliseconds. The match runs in a child process: a regex
+    # engine that backtracks holds the interpreter's lock for the whole match, so no thread
+    # of this process could stop it, and a regression would hang the suite instead of
+    # failing. The timeout is a guard against that hang and measures nothing.
+    script = (
+        "import sys; from reviewer.workspace.globs import glob_matcher; "
+        "print(glob_matcher(sys.argv[1]).fullmatch(sys.argv[2]))"
     )
-    worker.start()
-    worker.join(timeout=120)
-    assert answers == [None], "the match did not finish"
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", script, pattern, path],
+            capture_output=True, text=True, timeout=120, check=True,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        pytest.fail("the match did not finish")
+    assert done.stdout.strip() == "None"
 
 
 def test_too_many_brace_alternatives_are_refused() -> None:
