@@ -972,9 +972,9 @@ def test_special_files_are_refused_without_hanging(
     assert result.is_error, result.text
     # Opened and read, a device would come back as "binary"; that is a read, not a refusal.
     assert "binary" not in result.text
-    # Refused before any read: not one byte came from it (a commit's symlink is a blob whose
-    # text, the target's name, is read to follow it), and no search engine or history walk
-    # (rg, git grep, git blame) was started.
+    # Refused before any read: it was never read, not even for 0 bytes (a commit's symlink
+    # is a blob whose text, the target's name, is read to follow it), and no search engine
+    # or history walk (rg, git grep, git blame) was started.
     kinds = workspace.listing.kinds
     assert not [read for read in work.reads if kinds.get(read[0]) is not Kind.LINK]
     assert not work.started("rg", "git grep", "git blame"), work.commands()
@@ -1513,7 +1513,10 @@ def never_ending_engine(folder: Path) -> str:
     """An engine that answers a pattern check at once and otherwise never ends on its own:
     what a runaway regex or a blocked read looks like from outside, without the clock."""
     script = folder / "stuck-engine"
-    script.write_text('#!/bin/sh\ncase "$*" in *--quiet*) exit 0;; esac\nexec sleep 600\n')
+    script.write_text(
+        '#!/bin/sh\ncase "$*" in *--quiet*) exit 0;; esac\n'
+        f"exec sleep {2 * HANG_SECONDS:.0f}\n"  # outlives the guard, then ends on its own
+    )
     script.chmod(0o755)
     return str(script)
 
