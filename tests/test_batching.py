@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,8 @@ from tests.conftest import GitRepo
 
 _FILE = re.compile(r"^### (\S+) \(", re.MULTILINE)
 _ADDED = re.compile(r"^\s+(\d+) \+ ", re.MULTILINE)
+# A guard only: waits that end at once when the code works.
+GUARD_SECONDS = 60.0
 
 
 @pytest.mark.parametrize(
@@ -128,15 +129,24 @@ def test_a_change_larger_than_the_window_is_reviewed_in_batches(
     make_change(repo, files)
     window = 16_000
     split_review_env(monkeypatch, REVIEWER_CONTEXT_WINDOW=str(window), REVIEWER_CONCURRENCY="3")
-    in_flight, peak = 0, 0
+    in_flight, peak, arrived = 0, 0, 0
     lock = threading.Lock()
+    overlapped = threading.Event()
 
     def slow_submit(request: dict[str, Any]) -> dict[str, Any]:
-        nonlocal in_flight, peak
+        nonlocal in_flight, peak, arrived
         with lock:
+            arrived += 1
+            gated = arrived == 1  # the first part's request goes alone (the first-answer gate)
             in_flight += 1
             peak = max(peak, in_flight)
-        time.sleep(0.3)
+            if in_flight >= 2:
+                overlapped.set()
+        # Held until another part's request is out too: that the parts run at once is shown
+        # by this order, not by a sleep that has to overlap. The guard is reached only if they
+        # never do (then peak stays 1 and the test fails; once is enough).
+        if not gated and not overlapped.wait(GUARD_SECONDS):
+            overlapped.set()
         with lock:
             in_flight -= 1
         return submit_for_task(request)
