@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import pytest
 
-import reviewer.progress as progress_module
+import reviewer.review.progress as progress_module
 from reviewer.findings import Usage
 from reviewer.review.progress import Progress
 
@@ -22,8 +22,8 @@ GUARD_SECONDS = 60.0
 
 
 class Clock:
-    """Stands for the `time` module inside reviewer.progress: time moves when the test says,
-    and the test can wait until the clock has been read (the ticker reads it every tick)."""
+    """Stands for the `time` module inside reviewer.review.progress: time moves when the test
+    says, and the test can wait until the clock has been read (the ticker reads it every tick)."""
 
     def __init__(self) -> None:
         self.now = 1000.0
