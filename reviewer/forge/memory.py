@@ -39,7 +39,7 @@ STATE_PREFIX = "<!-- reviewer:state "
 _VERSION = 2
 # Room the state may take in the summary comment; the visible report gets the rest.
 MAX_STATE_CHARS = 24_000
-# A title is one line: longer ones are cut by every report anyway (markdown.MAX_LINE_CHARS).
+# A title is one line: longer ones are cut by every report anyway (finding_views.MAX_LINE_CHARS).
 _TITLE_CHARS = 1_000
 
 

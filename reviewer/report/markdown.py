@@ -11,21 +11,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from pathlib import PurePosixPath
 from typing import Any
 
 import jinja2
 
 from reviewer import __version__
-from reviewer.findings import ClosedFinding, Finding, ReviewResult, Severity, sort_findings
+from reviewer.findings import Finding, ReviewResult, sort_findings
 from reviewer.report.common import (
     SEVERITIES,
-    clean_text,
     counts_text,
     discarded_text,
     files_text,
-    line_range,
-    location,
     noise_line,
     partly_reviewed,
     reviewed_count,
@@ -34,12 +30,18 @@ from reviewer.report.common import (
     skipped_by_reason,
     unverified_text,
     usage_text,
-    verification_words,
+)
+from reviewer.report.finding_views import (
+    BADGES,
+    MAX_BODY_CHARS,
+    closed_lines,
+    finding_view,
+    short_line,
+    suppressed_line,
 )
 from reviewer.report.mdtext import (
     cap_bytes,
     cap_text,
-    fence,
     inline_code,
     neutralize,
     neutralize_line,
@@ -50,36 +52,13 @@ from reviewer.wording import plural
 
 DEFAULT_MAX_BYTES = 1_000_000
 # One finding or the summary must not crowd out all the others.
-MAX_BODY_CHARS = 20_000
 MAX_SUMMARY_CHARS = 60_000
-MAX_SUGGESTION_CHARS = 20_000
 # Files not reviewed listed by name once the report has to shrink.
 MAX_LISTED_SKIPPED = 200
 # Rule files listed by name.
 MAX_LISTED_RULE_FILES = 50
-# One-line values (a title, a reason) are short by nature; a huge one is cut, not obeyed.
-MAX_LINE_CHARS = 1_000
-
-BADGES = {
-    Severity.CRITICAL: "🔴 Critical",
-    Severity.HIGH: "🟠 High",
-    Severity.MEDIUM: "🟡 Medium",
-    Severity.LOW: "🔵 Low",
-    Severity.INFO: "⚪ Info",
-}
-
-# File extension to the fence's language, for syntax colouring; unknown ones get none.
-_LANGUAGES = {
-    "py": "python", "pyi": "python", "js": "javascript", "jsx": "jsx", "mjs": "javascript",
-    "ts": "typescript", "tsx": "tsx", "go": "go", "rs": "rust", "java": "java", "kt": "kotlin",
-    "rb": "ruby", "php": "php", "c": "c", "h": "c", "cc": "cpp", "cpp": "cpp", "hpp": "cpp",
-    "cs": "csharp", "swift": "swift", "scala": "scala", "sh": "bash", "bash": "bash",
-    "sql": "sql", "html": "html", "css": "css", "json": "json", "yml": "yaml", "yaml": "yaml",
-    "toml": "toml", "md": "markdown", "xml": "xml", "lua": "lua", "r": "r", "dart": "dart",
-}  # fmt: skip
 
 
-# How much of each finding is shown, fullest first: (body characters, code excerpts of inline
 # findings, of summary-only findings, suggestions of inline findings). An inline finding has
 # its own comment on the pull request; a summary-only one has no other home there.
 _DETAIL = (
@@ -115,7 +94,7 @@ class _Page:
                 continue
             key = (index, self.detail)
             if key not in self.views:
-                self.views[key] = _finding_view(
+                self.views[key] = finding_view(
                     index + 1, finding, self.incremental, _DETAIL[self.detail], self.redact
                 )
             out.append(self.views[key])
@@ -155,15 +134,12 @@ def counts_sentence(result: ReviewResult) -> str:
     )
 
 
-def language_for(path: str) -> str:
-    """The fence info string for a file's code, from its extension."""
-    return _LANGUAGES.get(PurePosixPath(path).suffix.lstrip(".").lower(), "")
 
 
 def _page(result: ReviewResult, title: str, redact: Callable[[str], str]) -> _Page:
 
     def short(text: str) -> str:
-        return _short(text, redact)
+        return short_line(text, redact)
 
     findings = sort_findings(result.findings)
     counts = result.counts()
@@ -216,125 +192,19 @@ def _page(result: ReviewResult, title: str, redact: Callable[[str], str]) -> _Pa
     values["verification_notes"] = [text for text in (discarded_text(result),) if text] + (
         [f"{said} ({short(reason)})."] if said else []
     )
-    values["fixed"] = _closed_lines(result.fixed, redact)
-    values["dismissed"] = _closed_lines(result.dismissed, redact)
+    values["fixed"] = closed_lines(result.fixed, redact)
+    values["dismissed"] = closed_lines(result.dismissed, redact)
     return _Page(
         values=values,
         raw=findings,
         incremental=result.incremental,
-        suppressed=[_suppressed_line(f, redact) for f in sort_findings(result.suppressed)],
+        suppressed=[suppressed_line(f, redact) for f in sort_findings(result.suppressed)],
         reviewed=[f"{inline_code(f.path)} ({f.status})" for f in result.files if f.reviewed],
         summary_raw=result.summary,
         redact=redact,
     )
 
 
-def _finding_view(
-    number: int,
-    finding: Finding,
-    incremental: bool,
-    detail: tuple[int, bool, bool, bool],
-    redact: Callable[[str], str],
-) -> dict[str, str]:
-    body_chars, inline_code_shown, summary_code_shown, inline_suggestion = detail
-
-    def short(text: str) -> str:
-        return _short(text, redact)
-
-    lines = line_range(finding)
-    meta = [f"**{short(finding.category)}**"] if finding.category else []
-    if incremental:
-        meta.append("from an earlier run, still open" if finding.earlier else "new in this run")
-    if finding.side == "LEFT":
-        meta.append("on removed lines (base version)")
-    if finding.merged_from > 1:
-        meta.append(f"reported {finding.merged_from} times, merged")
-    if finding.noise_note:
-        meta.append(short(finding.noise_note))
-    if finding.inline:
-        note = f" ({short(finding.placement_note)})" if finding.placement_note else ""
-        meta.append(f"on a changed line{note}")
-    else:
-        note = finding.placement_note or "not on a commentable line"
-        meta.append(f"in this summary only: {short(note)}")
-    checked, reason = verification_words(finding)
-    if checked:
-        meta.append(checked + (f": {short(reason)}" if reason else ""))
-    body, cut = cap_text(finding.body.strip(), body_chars)
-    body = neutralize(body, min_heading=5, redact=redact) + (
-        "\n\n_(cut to fit the size limit: the JSON report has the whole text)_" if cut else ""
-    )
-    view = {
-        "number": str(number),
-        "badge": BADGES[finding.severity],
-        "location": inline_code(location(finding)),
-        "title": short(finding.title) or "(untitled)",
-        "meta": " · ".join(meta),
-        "body": body.strip(),
-        "code": "",
-        "code_label": "",
-        "suggestion": "",
-        "suggestion_label": "",
-    }
-    language = language_for(finding.path)
-    show_code = inline_code_shown if finding.inline else summary_code_shown
-    if finding.code and show_code:
-        side = "Removed code, base version" if finding.side == "LEFT" else "Code"
-        view["code_label"] = f"{side} (line{'s' if '-' in lines else ''} {lines}):"
-        view["code"] = fence(clean_text(finding.code), language)
-    if finding.suggestion is not None:
-        if finding.suggestion.strip() == "":
-            view["suggestion_label"] = f"Suggested change: delete line(s) {lines}."
-        elif finding.inline and not inline_suggestion:
-            view["suggestion_label"] = "A suggested change is in the inline comment."
-        elif len(finding.suggestion) > MAX_SUGGESTION_CHARS:
-            view["suggestion_label"] = (
-                f"A suggested replacement of {len(finding.suggestion):,} characters is left "
-                "out here; the JSON report has it."
-            )
-        else:
-            view["suggestion_label"] = f"Suggested replacement for line(s) {lines}:"
-            view["suggestion"] = fence(clean_text(finding.suggestion), language)
-    if finding.suggestion_dropped:
-        view["suggestion_label"] = (
-            f"Suggested change left out: {short(finding.suggestion_dropped)}."
-        )
-    return view
-
-
-def _suppressed_line(finding: Finding, redact: Callable[[str], str]) -> str:
-    title = _short(finding.title, redact)
-    return f"{finding.severity.value} · {inline_code(location(finding))} · {title}"
-
-
-# Fixed and dismissed findings listed by name; the rest are counted (the JSON report has all).
-MAX_CLOSED_LINES = 50
-
-
-def _closed_lines(closed: tuple[ClosedFinding, ...], redact: Callable[[str], str]) -> list[str]:
-    """One line per fixed or dismissed finding: what, where, and when or by whom and why.
-    A login is shown as code, so the summary never notifies anyone."""
-    lines = []
-    for item in sorted(closed, key=lambda c: (-c.severity.rank, c.path, c.title))[
-        :MAX_CLOSED_LINES
-    ]:
-        head = f"{item.severity.value} · {inline_code(item.path)} · {_short(item.title, redact)}"
-        if item.state == "fixed":
-            when = f" at {inline_code(item.commit[:7])}" if item.commit else ""
-            lines.append(f"{head}: fixed{when}")
-            continue
-        said = f": “{_short(item.reason, redact)}”" if item.reason else ""
-        how = _short(item.how, redact)
-        lines.append(f"{head}: dismissed by {inline_code(item.by)} ({how}){said}")
-    if len(closed) > MAX_CLOSED_LINES:
-        lines.append(f"… and {len(closed) - MAX_CLOSED_LINES} more (the JSON report has all)")
-    return lines
-
-
-def _short(text: str, redact: Callable[[str], str]) -> str:
-    """One line of untrusted text, neutralized, redacted and cut to MAX_LINE_CHARS."""
-    text, cut = cap_text(" ".join(text.split()), MAX_LINE_CHARS)
-    return neutralize_line(text, redact=redact) + ("…" if cut else "")
 
 
 @lru_cache(maxsize=1)
