@@ -27,6 +27,7 @@ import pytest
 from reviewer.testing.fake_gitlab import FakeGitLab
 from reviewer.testing.fake_llm import FakeLLM
 from tests.conftest import GitRepo
+from tests.docs import doc_block
 from tests.gitlab_fixtures import make_merge_request
 from tests.test_gitlab_flow import API_KEY, BOT, SUMMARY_MARKER, finding, submit
 
@@ -136,3 +137,7 @@ def test_the_documented_job_reviews_a_merge_request_under_gitlab_ci_local(
     quality = json.loads((kept / "gl-code-quality-report.json").read_text())
     assert [issue["location"]["lines"]["begin"] for issue in quality] == [31]
     assert (kept / "reviewer-report.json").is_file() and (kept / "summary.md").is_file()
+
+
+def test_the_docs_show_the_job_the_test_runs() -> None:
+    assert doc_block("gitlab-job") == JOB_FILE.read_text()
