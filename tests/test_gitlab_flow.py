@@ -146,8 +146,11 @@ class MergeRequest:
         return note["body"]
 
     def thread(self, title: str) -> dict[str, Any]:
-        (found,) = [d for d in self.gitlab.discussions
-                    if d["notes"][0].get("position") and title in d["notes"][0]["body"]]  # fmt: skip
+        (found,) = [
+            d
+            for d in self.gitlab.discussions
+            if d["notes"][0].get("position") and title in d["notes"][0]["body"]
+        ]
         return found
 
 
@@ -228,8 +231,8 @@ def test_a_push_fixes_one_and_people_dismiss_others_by_role(mr: MergeRequest) ->
     )
     assert first.code == 1, first.err
     assert first.outputs["REVIEWER_FINDINGS"] == "6"
-    dana, rita, eve = (mr.gitlab.person("dana", "developer"),
-                       mr.gitlab.person("rita", "reporter"), mr.gitlab.person("eve", "reporter"))  # fmt: skip
+    dana = mr.gitlab.person("dana", "developer")
+    rita, eve = mr.gitlab.person("rita", "reporter"), mr.gitlab.person("eve", "reporter")
     dana.resolve(mr.thread(titles[1])["id"])
     dana.award(mr.thread(titles[2])["notes"][0]["id"])
     dana.reply(mr.thread(titles[3])["id"], "Won't fix: the caller checks it.")
