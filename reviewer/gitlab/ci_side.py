@@ -36,9 +36,14 @@ def reports_folder(job: GitLabJob, env: Mapping[str, str]) -> Path:
     return Path(env.get("REVIEWER_REPORTS_DIR") or Path(job.project_dir) / REPORTS_FOLDER)
 
 
+# Not REVIEWER_*: a later job that runs reviewer gets the dotenv's variables, and the settings
+# loader refuses a REVIEWER_* variable that is no setting.
+DOTENV_PREFIX = "AI_REVIEW_"
+
+
 def dotenv_name(output: str) -> str:
-    """An output's name as a CI/CD variable (`highest-severity` -> REVIEWER_HIGHEST_SEVERITY)."""
-    return "REVIEWER_" + _NOT_A_NAME.sub("_", output.upper())
+    """An output's name as a CI/CD variable (`highest-severity` -> AI_REVIEW_HIGHEST_SEVERITY)."""
+    return DOTENV_PREFIX + _NOT_A_NAME.sub("_", output.upper())
 
 
 class GitLabCI:
