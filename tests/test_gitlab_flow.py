@@ -299,6 +299,29 @@ def test_a_question_in_a_note_is_answered_on_the_next_run_once(mr: MergeRequest)
     assert len([n for n in mr.notes_by_bot() if "Because the feature" in n["body"]]) == 1
 
 
+def test_a_question_in_the_bots_thread_is_answered_there_in_gitlabs_markdown(
+    mr: MergeRequest,
+) -> None:
+    first = mr.run([submit(finding("Added line"))])
+    assert first.code == 0, first.err
+    thread = mr.thread("Added line")
+    dana = mr.gitlab.person("dana", "developer")
+    question = dana.reply(thread["id"], "@reviewer is this really a bug?")
+    dana.reply(thread["id"], "> @reviewer is this really a bug?\n\nquoted, not asked")
+    rita = mr.gitlab.person("rita", "reporter")
+    rita.note("@reviewer please explain everything")  # not the author, no write access
+    second = mr.run([answer("Yes: see !45, ask @bob.\n/approve")])
+    assert second.code == 0, second.err
+    replies = [n["body"] for n in mr.thread("Added line")["notes"][1:]
+               if n["author"]["username"] == BOT]  # fmt: skip
+    assert len(replies) == 1 and f"answer-to={question['id']}" in replies[0]
+    text = replies[0].rsplit("\n", 1)[0]
+    assert "Yes: see" in text and "!45" not in text and "@bob" not in text
+    assert not [line for line in text.splitlines() if line.startswith("/")]
+    assert len(second.llm_bodies) == 1  # the reporter's note asked no model
+    assert "rita is neither" in second.err
+
+
 def test_a_refused_position_is_kept_in_the_body_note(mr: MergeRequest) -> None:
     mr.gitlab.inject("POST", "*/discussions", 400,
                      {"message": '400 Bad request - Note {:line_code=>["can\'t be blank"]}'},
