@@ -375,3 +375,35 @@ def test_not_a_merge_request_pipeline_is_a_one_line_error(mr: MergeRequest) -> N
     assert run.code == 2
     assert "merge_request_event" in run.err and "Traceback" not in run.err
     assert mr.gitlab.discussions == []
+
+
+def ignore_entry(title: str) -> str:
+    return f'[[ignore]]\npath = "app.py"\ntitle = "(?i){title}"\nreason = "Known."\n'
+
+
+def test_the_ignore_file_is_read_at_the_base_not_from_the_merge_request(
+    repo: GitRepo,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    repo.write(".reviewer/ignore.toml", ignore_entry("ignored at the base"))
+    make_merge_request(repo)  # the base commit holds the ignore file
+    with FakeGitLab(repo.root, project_id=7, iid=1) as fake:
+        mr = MergeRequest(fake, repo, tmp_path, monkeypatch, capsys)
+        mr.push({".reviewer/ignore.toml": ignore_entry("ignored at the base") +
+                 ignore_entry("added by the change")})  # fmt: skip
+        run = mr.run(
+            [submit(finding("Ignored at the base"), finding("Added by the change", line=32))],
+            REVIEWER_FAIL_ON="high",
+        )
+        assert run.code == 1, run.err
+        report = run.report()
+        assert [d["title"] for d in report["dismissed"]] == ["Ignored at the base"]
+        assert [f["title"] for f in report["findings"]] == ["Added by the change"]
+        heads = [
+            d["notes"][0]["body"].split("\n")[0]
+            for d in fake.discussions
+            if d["notes"][0].get("position")
+        ]
+        assert heads == ["🟠 **High** · bug: Added by the change"]
