@@ -407,3 +407,13 @@ def test_the_ignore_file_is_read_at_the_base_not_from_the_merge_request(
             if d["notes"][0].get("position")
         ]
         assert heads == ["🟠 **High** · bug: Added by the change"]
+
+
+def test_a_dry_run_plans_asks_no_model_and_posts_nothing(mr: MergeRequest) -> None:
+    run = mr.run([], unset=("OPENAI_API_KEY",), REVIEWER_DRY_RUN="true")
+    assert run.code == 0, run.err
+    assert run.llm_bodies == [] and mr.gitlab.discussions == []
+    assert run.outputs["AI_REVIEW_STATUS"] == "dry-run"
+    assert "AI review: dry run" in run.summary
+    plan = json.loads(Path(run.outputs["AI_REVIEW_REPORT"]).read_text())
+    assert plan  # the plan of what a real run would review
