@@ -417,3 +417,17 @@ def test_a_dry_run_plans_asks_no_model_and_posts_nothing(mr: MergeRequest) -> No
     assert "AI review: dry run" in run.summary
     plan = json.loads(Path(run.outputs["AI_REVIEW_REPORT"]).read_text())
     assert plan  # the plan of what a real run would review
+
+
+def test_questions_that_cannot_be_read_leave_the_review_as_it_was(mr: MergeRequest) -> None:
+    import reviewer.gitlab.run
+    from reviewer.forge.interface import ForgeError
+
+    def failing(*args: object) -> None:
+        raise ForgeError("GitLab failed to read the merge request's discussions (500)")
+
+    mr.monkeypatch.setattr(reviewer.gitlab.run, "answer_questions", failing)
+    run = mr.run([submit(finding("Open"))], REVIEWER_FAIL_ON="high")
+    assert run.code == 1, run.err  # the review's gate, not "not reviewed"
+    assert run.outputs["AI_REVIEW_STATUS"] == "complete"
+    assert "could not answer the questions asked since the last run" in run.err

@@ -47,12 +47,21 @@ def run_gitlab(environ: Mapping[str, str] | None = None) -> int:
             pr = open_merge_request(job, ci, env)
             code = review_change(lambda: pr, ci, env, pr)
             if job.may_post:
-                answer_questions(pr, ci, env)
+                _answer_questions(pr, ci, env)
             return code
     except ReviewerError as exc:
         if ci is not None:
             _say_not_reviewed(ci, str(exc))
         raise
+
+
+def _answer_questions(pr: OpenChange, ci: GitLabCI, env: Mapping[str, str]) -> None:
+    """After the review: a question that cannot be read or answered is said in the log and
+    waits for the next run; it never turns a finished review into "not reviewed"."""
+    try:
+        answer_questions(pr, ci, env)
+    except ReviewerError as exc:
+        ci.warning(f"reviewer could not answer the questions asked since the last run: {exc}")
 
 
 def _with_report_paths(job: GitLabJob, env: Mapping[str, str]) -> dict[str, str]:
@@ -96,7 +105,7 @@ def open_merge_request(job: GitLabJob, ci: GitLabCI, env: Mapping[str, str]) -> 
 def _say_not_reviewed(ci: GitLabCI, message: str) -> None:
     """An error line, the job summary file and the `status` output: a run that could not
     review is visible where people look, not only in the log."""
-    ci.error(f"reviewer: {message}", title="Not reviewed")
+    ci.error(message, title="Not reviewed")
     ci.append_summary(
         "## ⚠️ AI review: not reviewed\n\n"
         f"{neutralize(message, dialect='gitlab')}\n\n"
