@@ -1,6 +1,5 @@
 """The GitLab adapter (reviewer/gitlab/adapter.py) as the core's ChangeRequestForge, against the
-fake GitLab over real HTTP. It needs the forge-neutral interface (reviewer/forge/, issue 26):
-until that is merged these tests skip."""
+fake GitLab over real HTTP."""
 
 from __future__ import annotations
 
@@ -9,20 +8,17 @@ from typing import Any
 
 import pytest
 
-interface = pytest.importorskip("reviewer.forge.interface")
-signing = pytest.importorskip("reviewer.forge.signing")
+from reviewer.findings import Finding
+from reviewer.forge.interface import InlineComment, Permission
+from reviewer.forge.signing import Signer
+from reviewer.gitlab.adapter import GitLabMergeRequest
+from reviewer.gitlab.client import GitLabClient
+from reviewer.report.github import fingerprint_marker
+from reviewer.testing.fake_gitlab import FakeGitLab
+from tests.conftest import GitRepo
+from tests.gitlab_fixtures import make_merge_request
 
-from reviewer.findings import Finding  # noqa: E402
-from reviewer.gitlab.adapter import GitLabMergeRequest  # noqa: E402
-from reviewer.gitlab.client import GitLabClient  # noqa: E402
-from reviewer.report.github import fingerprint_marker  # noqa: E402
-from reviewer.testing.fake_gitlab import FakeGitLab  # noqa: E402
-from tests.conftest import GitRepo  # noqa: E402
-from tests.gitlab_fixtures import make_merge_request  # noqa: E402
-
-InlineComment = interface.InlineComment
-Permission = interface.Permission
-SIGNER = signing.Signer.from_secret("k", "acme/shop!3")
+SIGNER = Signer.from_secret("k", "acme/shop!3")
 
 
 @pytest.fixture(autouse=True)

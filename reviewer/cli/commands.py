@@ -137,6 +137,12 @@ def github_command(args: argparse.Namespace) -> int:
     return run_github()
 
 
+def gitlab_command(args: argparse.Namespace) -> int:
+    from reviewer.gitlab.run import run_gitlab
+
+    return run_gitlab()
+
+
 def _report_outputs(formats: list[str], outputs: list[str]) -> list[tuple[str, str]]:
     """Pair each --format with its file: `FORMAT=FILE`, else the --output at its position."""
     from reviewer.report import FORMATS

@@ -11,6 +11,7 @@ from reviewer import __version__
 from reviewer.cli.commands import (
     eval_command,
     github_command,
+    gitlab_command,
     init_command,
     list_tools_command,
     review_command,
@@ -125,6 +126,21 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     github.set_defaults(handler=github_command)
+
+    gitlab = commands.add_parser(
+        "gitlab",
+        help="the GitLab CI job's entry: review the merge request and post the results",
+        description=(
+            "Review the merge request of this GitLab merge request pipeline, post its inline "
+            "discussions and one summary note, and answer the questions asked since the last "
+            "run. Reads GitLab's predefined CI_* variables, the token in REVIEWER_GITLAB_TOKEN "
+            "(or GITLAB_TOKEN), the model settings of `reviewer review`, and these: "
+            + "; ".join(f"{name}: {what}" for name, what in variables_of("gitlab").items())
+            + ". Without a token, or in a fork's pipeline, it writes the reports and posts "
+            "nothing. Exit 0 clean, 1 findings at or above fail-on, 2 not reviewed."
+        ),
+    )
+    gitlab.set_defaults(handler=gitlab_command)
 
     tool = commands.add_parser(
         "tool",

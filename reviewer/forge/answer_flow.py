@@ -27,7 +27,7 @@ from reviewer.forge.review_flow import request_for, review_change
 from reviewer.forge.scope import ReviewScope
 from reviewer.report.answer import answer_body, answered_question, not_answered_body
 from reviewer.report.github import last_line
-from reviewer.report.mdtext import neutralize
+from reviewer.report.mdtext import markdown_dialect, neutralize
 from reviewer.review.answer import Answer, Question, Said, answer_question
 from reviewer.review.progress import Progress
 from reviewer.safety.redact import Redactor
@@ -45,7 +45,7 @@ def answer_comment(
         return _ignored(ci, "the comment is on an issue, not on a pull request")
     try:
         pr = open_change()
-        settings = _settings(pr, env)
+        settings = change_settings(pr, env)
     except ReviewerError as exc:
         # Before anything is known of what the comment asks: this run reviews nothing, so it
         # is no "not reviewed" (no status output, no review annotation).
@@ -100,10 +100,11 @@ def _answer(pr: OpenChange, ci: CISide, env: Mapping[str, str], comment: Comment
     finally:
         progress.done()
     redact = Redactor()
-    if answer.text is None:
-        body = not_answered_body(answer.reason, redact=redact)
-    else:
-        body = answer_body(answer.text, comment.id, signer, redact=redact)
+    with markdown_dialect(forge.dialect):
+        if answer.text is None:
+            body = not_answered_body(answer.reason, redact=redact)
+        else:
+            body = answer_body(answer.text, comment.id, signer, redact=redact)
     if comment.in_thread:
         assert comment.thread is not None
         url = forge.reply_in_thread(comment.thread, body)
@@ -135,7 +136,9 @@ def _point_to_review(
         "the same commit can be asked for by someone with write access; a new push is "
         "reviewed as usual."
     )
-    url = forge.comment(answer_body(text, comment.id, signer, redact=Redactor()))
+    with markdown_dialect(forge.dialect):
+        body = answer_body(text, comment.id, signer, redact=Redactor())
+    url = forge.comment(body)
     ci.log(f"no model request: {why}, and {comment.author} has no write access; said so at {url}")
     return int(ExitCode.OK)
 
@@ -175,7 +178,7 @@ def _text(pr: OpenChange, comment: Comment) -> str:
     return body
 
 
-def _settings(pr: OpenChange, env: Mapping[str, str]) -> Settings:
+def change_settings(pr: OpenChange, env: Mapping[str, str]) -> Settings:
     """The settings the review would use (from the base revision): `mention`, `answer_to`."""
     return resolve_settings(
         settings_layers(

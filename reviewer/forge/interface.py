@@ -168,6 +168,14 @@ class ChangeRequestForge(Protocol):
     bot_login: str  # the login the adapter posts as (exact; may be read lazily)
     # What the summary says when the token may not resolve threads: how to allow it.
     cannot_resolve: str
+    # Whose Markdown every body posted here is written in ("github", "gitlab": mdtext.py),
+    # so the forge's own references and commands in untrusted text stay inert.
+    dialect: str
+
+    def suggestion_info(self, finding: Finding) -> str:
+        """The info string of the finding's suggestion block, in the forge's syntax (GitHub
+        `suggestion`; GitLab `suggestion:-N+M`, lines above and below the commented one)."""
+        ...
 
     def change_request(self) -> ChangeRequest:
         """The change request as the forge shows it now (title, body, shas, fork or not)."""

@@ -19,6 +19,7 @@ from reviewer.forge.interface import (
 )
 from reviewer.forge.signing import Signer
 from reviewer.report.github import comment_body, review_body, summary_comment
+from reviewer.report.mdtext import markdown_dialect
 from reviewer.safety.redact import Redactor
 from reviewer.wording import plural
 
@@ -33,6 +34,20 @@ class Posting:
 
 
 def post(
+    forge: ChangeRequestForge,
+    ci: CISide,
+    signer: Signer,
+    result: ReviewResult,
+    head_sha: str,
+    existing: Comment | None,
+    state: str,
+    notes: tuple[str, ...],
+) -> Posting:
+    with markdown_dialect(forge.dialect):
+        return _post(forge, ci, signer, result, head_sha, existing, state, notes)
+
+
+def _post(
     forge: ChangeRequestForge,
     ci: CISide,
     signer: Signer,
@@ -71,7 +86,12 @@ def post(
                     redact=redact,
                 )
 
-            comments = [InlineComment(f, comment_body(f, signer, redact=redact)) for f in inline]
+            comments = [
+                InlineComment(
+                    f, comment_body(f, signer, redact=redact, suggestion_info=forge.suggestion_info)
+                )
+                for f in inline
+            ]
             review = forge.post_review(head_sha, comments, body_for, ci.run_id)
             posting.review_url = review.url
             posting.inline_comments, posting.in_review_body = review.posted, len(review.refused)

@@ -1,5 +1,6 @@
 """What a run on a change request leaves for the rest of the workflow besides what it posts:
-the report files (JSON, and SARIF for code scanning) and the outputs that say what the
+the report files (JSON, SARIF for code scanning, and Code Quality when REVIEWER_CODEQUALITY
+names a file) and the outputs that say what the
 review used and cost.
 """
 
@@ -33,6 +34,8 @@ def check_run_files(env: Mapping[str, str], temp_dir: Path) -> None:
     report = report_path(env, temp_dir)
     check_writable(report, "report")
     check_writable(sarif_path(report), "SARIF log")
+    if env.get("REVIEWER_CODEQUALITY"):
+        check_writable(Path(env["REVIEWER_CODEQUALITY"]), "Code Quality report")
 
 
 def write_run_files(
@@ -45,7 +48,11 @@ def write_run_files(
     write_report(result, "json", report)
     sarif = sarif_path(report)
     write_report(result, "sarif", sarif)
-    return {"report": str(report), "sarif": str(sarif), **usage_outputs(result)}
+    outputs = {"report": str(report), "sarif": str(sarif)}
+    if env.get("REVIEWER_CODEQUALITY"):  # GitLab's merge request widget reads this one
+        write_report(result, "codequality", env["REVIEWER_CODEQUALITY"])
+        outputs["codequality"] = env["REVIEWER_CODEQUALITY"]
+    return {**outputs, **usage_outputs(result)}
 
 
 def usage_outputs(result: ReviewResult) -> dict[str, str]:

@@ -24,6 +24,7 @@ from reviewer.forge.signing import Signer
 from reviewer.github.actions import ActionsContext, log
 from reviewer.github.client import ACTIONS_BOT, Commentable, GitHubClient, InvalidAnchors
 from reviewer.github.threads import resolve_thread, review_threads
+from reviewer.report.github import github_suggestion
 from reviewer.workspace import repository_root
 from reviewer.workspace.gitcmd import run_git
 
@@ -40,6 +41,7 @@ class GitHubPull:
     name = "GitHub"
     noun = "pull request"
     cannot_resolve = CANNOT_RESOLVE
+    dialect = "github"
 
     def __init__(self, client: GitHubClient, pull: Any) -> None:  # PyGithub's PullRequest
         self.client = client
@@ -66,6 +68,9 @@ class GitHubPull:
 
     def is_ours(self, login: str) -> bool:
         return login == self.client.login
+
+    def suggestion_info(self, finding: Finding) -> str:
+        return github_suggestion(finding)  # replaces exactly the commented lines
 
     def is_bot(self, login: str) -> bool:
         """The bot is `github-actions[bot]` in REST and `github-actions` in GraphQL."""

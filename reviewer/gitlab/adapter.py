@@ -49,6 +49,13 @@ CANNOT_RESOLVE = (
 )
 
 
+def gitlab_suggestion(finding: Finding) -> str:
+    """GitLab's `suggestion:-N+M` replaces N lines above the commented line, it, and M below
+    (docs.gitlab.com/user/project/merge_requests/reviews/suggestions/); a range's thread sits
+    on its last line, so its suggestion reaches back to its first."""
+    return f"suggestion:-{finding.last_line - finding.line}+0"
+
+
 class LineMap:
     """The merge request's diff as GitLab anchors on it: per (path, side, line) the pair
     (old_line, new_line) GitLab wants and the hunk it is in."""
@@ -102,6 +109,7 @@ class GitLabMergeRequest:
     name = "GitLab"
     noun = "merge request"
     cannot_resolve = CANNOT_RESOLVE
+    dialect = "gitlab"
 
     def __init__(self, client: gl.GitLabClient, signer: Signer) -> None:
         self.client = client
@@ -140,6 +148,9 @@ class GitLabMergeRequest:
 
     def is_ours(self, login: str) -> bool:
         return login == self.bot_login
+
+    def suggestion_info(self, finding: Finding) -> str:
+        return gitlab_suggestion(finding)
 
     def is_bot(self, login: str) -> bool:
         return login == self.bot_login

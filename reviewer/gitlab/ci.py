@@ -100,7 +100,8 @@ def read_job(env: Mapping[str, str]) -> GitLabJob:
         project_id=target,
         iid=int(iid),
         base_sha=env["CI_MERGE_REQUEST_DIFF_BASE_SHA"],
-        head_sha=env["CI_COMMIT_SHA"],
+        # A merged results pipeline's commit is the merge: the source's head is named apart.
+        head_sha=env.get("CI_MERGE_REQUEST_SOURCE_BRANCH_SHA") or env["CI_COMMIT_SHA"],
         project_dir=env.get("CI_PROJECT_DIR", "."),
         source_branch=env.get("CI_MERGE_REQUEST_SOURCE_BRANCH_NAME", ""),
         target_branch=env.get("CI_MERGE_REQUEST_TARGET_BRANCH_NAME", ""),

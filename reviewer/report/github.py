@@ -96,9 +96,22 @@ def is_summary(body: str | None) -> bool:
 
 
 Redact = Callable[[str], str]
+# The info string of a finding's suggestion block: the forge's syntax (GitHub: `suggestion`
+# replaces the commented lines; GitLab: `suggestion:-N+M`, lines above and below).
+SuggestionInfo = Callable[[Finding], str]
 
 
-def comment_body(finding: Finding, signer: Signer, *, redact: Redact | None = None) -> str:
+def github_suggestion(finding: Finding) -> str:
+    return "suggestion"
+
+
+def comment_body(
+    finding: Finding,
+    signer: Signer,
+    *,
+    redact: Redact | None = None,
+    suggestion_info: SuggestionInfo = github_suggestion,
+) -> str:
     """One inline comment: severity, title, the body, a suggestion block, the fingerprint.
     Redacted value by value (see summary_comment)."""
     redact = redact or environment_redactor()
@@ -112,7 +125,7 @@ def comment_body(finding: Finding, signer: Signer, *, redact: Redact | None = No
             # A suggestion is applied as written, so it cannot be defused: it is left out.
             parts += ["", "*(The suggested change holds a bot marker; see the JSON report.)*"]
         else:
-            parts += ["", fence(finding.suggestion.rstrip("\n"), "suggestion")]
+            parts += ["", fence(finding.suggestion.rstrip("\n"), suggestion_info(finding))]
     if finding.placement_note:
         parts += ["", f"<sub>{neutralize(finding.placement_note, redact=redact)}</sub>"]
     checked, reason = verification_words(finding)

@@ -9,7 +9,9 @@ and rebuilds it with nothing in it that acts (mentions, HTML, images, fences we 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 from reviewer.report.common import clean_text, one_line
 from reviewer.report.mdsafe import MENTION_BREAK, code_fence, code_span, safe_inline, safe_markdown
@@ -21,9 +23,25 @@ __all__ = [
     "cap_text",
     "fence",
     "inline_code",
+    "markdown_dialect",
     "neutralize",
     "neutralize_line",
 ]
+
+# The forge whose Markdown this run writes, when a call names none: a run posting to GitLab
+# sets it once (`markdown_dialect`), so every body rendered in it, however deep the call,
+# makes GitLab's references and quick actions inert too.
+_FORGE_DIALECT: ContextVar[str] = ContextVar("forge_markdown_dialect", default="github")
+
+
+@contextmanager
+def markdown_dialect(name: str) -> Iterator[None]:
+    """Within the block, `neutralize` and `neutralize_line` write `name`'s Markdown."""
+    token = _FORGE_DIALECT.set(name)
+    try:
+        yield
+    finally:
+        _FORGE_DIALECT.reset(token)
 
 
 def fence(text: str, info: str = "") -> str:
@@ -47,7 +65,7 @@ def neutralize(
     *,
     min_heading: int = 1,
     redact: Callable[[str], str] | None = None,
-    dialect: str = "github",
+    dialect: str | None = None,
 ) -> str:
     """Markdown written by the model, safe to embed in a page, and redacted in its final
     form (`redact`, by default the process environment's Redactor).
@@ -57,9 +75,11 @@ def neutralize(
     text as written, to every piece of it as the parser decoded it (mdsafe.py), and to the
     rebuilt text; should the last find a secret the pieces did not hold, what is left is
     rebuilt again, so a cut cannot leave a fence open for the rest of the page.
-    `dialect` "gitlab" also makes GitLab's references and quick actions inert (mdsafe.py).
+    `dialect` "gitlab" also makes GitLab's references and quick actions inert (mdsafe.py);
+    by default, the one `markdown_dialect` set ("github" outside one).
     """
     redact = redact or environment_redactor()
+    dialect = dialect or _FORGE_DIALECT.get()
     rebuilt = safe_markdown(
         clean_text(redact(text)), min_heading=min_heading, redact=redact, dialect=dialect
     )
@@ -70,11 +90,12 @@ def neutralize(
 
 
 def neutralize_line(
-    text: str, *, redact: Callable[[str], str] | None = None, dialect: str = "github"
+    text: str, *, redact: Callable[[str], str] | None = None, dialect: str | None = None
 ) -> str:
     """Text for one line of Markdown (a heading, a list item): folded, then neutralized and
     redacted as `neutralize` does."""
     redact = redact or environment_redactor()
+    dialect = dialect or _FORGE_DIALECT.get()
     rebuilt = safe_inline(one_line(redact(text)), redact=redact, dialect=dialect)
     final = redact(rebuilt)
     return rebuilt if final == rebuilt else safe_inline(final, redact=redact, dialect=dialect)

@@ -37,6 +37,12 @@ COMMAND_VARIABLES: Mapping[str, tuple[str, str]] = {
         "gitlab",
         "project access token (api scope) `reviewer gitlab` posts with, a masked CI/CD variable",
     ),
+    "REVIEWER_REPORTS_DIR": (
+        "gitlab",
+        "folder of the reports and the job summary (default: reviewer-reports in the checkout)",
+    ),
+    "REVIEWER_CODEQUALITY": ("gitlab", "path of the Code Quality report `reviewer gitlab` writes"),
+    "REVIEWER_DOTENV": ("gitlab", "path of a dotenv file of the outputs (AI_REVIEW_STATUS=...)"),
     "REVIEWER_JUDGE_MODEL": ("eval", "the model `reviewer eval` judges with (`--judge-model`)"),
     "REVIEWER_JUDGE_BASE_URL": ("eval", "the endpoint of `reviewer eval`'s judge"),
     "REVIEWER_JUDGE_API_KEY": ("eval", "the API key of `reviewer eval`'s judge"),
