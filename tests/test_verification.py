@@ -92,6 +92,29 @@ def test_a_finding_whose_quote_is_nowhere_in_the_file_is_refused_with_the_reason
     assert code == 0 and [f["line"] for f in report["findings"]] == [9]
 
 
+def test_a_quote_sent_again_after_it_was_refused_is_discarded_and_the_review_completes(
+    feature: GitRepo, env: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Qwen2.5-Coder-1.5B quoted its own prose, was told, and sent the same quote until a
+    # budget ended the review (bench/README.md): the second time, the submission is taken,
+    # the ungrounded finding discarded with why, and the grounded one posted.
+    prose = finding(title="Add tests", quote="The function has no tests.", line=8)
+    grounded = finding(quote="return total(items) / len(items)")
+    script = [submit_review(prose, grounded), submit_review(prose, grounded)]
+    with FakeLLM(script) as llm:
+        code, report = run(feature, llm, tmp_path, monkeypatch)
+        llm.assert_no_failures()
+    assert len(llm.requests) == 2
+    assert code == 0 and report["status"] == "complete"
+    assert [f["title"] for f in report["findings"]] == ["Division by zero on an empty list"]
+    (discarded,) = report["discarded"]
+    assert discarded["title"] == "Add tests"
+    assert discarded["reason"] == (
+        "its quote is not in the file, and the model sent it again after it was told so: "
+        "discarded without a check"
+    )
+
+
 def test_a_finding_without_a_quote_is_accepted_as_it_is(
     feature: GitRepo, env: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -58,9 +58,22 @@ def matches(quoted: list[str], folded: list[str]) -> list[int]:
     ]
 
 
-def ground(finding: FindingIn, change: Change, lines_of: LinesOf) -> str | None:
+UNGROUNDED = (
+    "its quote is not in the file, and the model sent it again after it was told so: "
+    "discarded without a check"
+)
+
+
+def ground(
+    finding: FindingIn, change: Change, lines_of: LinesOf, refused: set[tuple[str, ...]]
+) -> str | None:
     """Check the finding's quote, moving the finding to it when it is near; the problem the
-    model is told, or None. A move is recorded on the finding (`_moved`) for the reports."""
+    model is told, or None. A move is recorded on the finding (`_moved`) for the reports.
+
+    A quote found nowhere is sent back once; sent again (`refused`: the quotes this loop
+    refused), the submission is taken and the finding discarded (`_ungrounded`): a small
+    model that cannot copy code would otherwise resubmit it until a budget ends the review,
+    and lose every other finding with it (seen with Qwen2.5-Coder-1.5B: bench/README.md)."""
     quoted = quote_lines(finding.quote)
     if not quoted:
         return None
@@ -71,6 +84,11 @@ def ground(finding: FindingIn, change: Change, lines_of: LinesOf) -> str | None:
     starts = matches(quoted, folded)
     which = "base revision" if finding.side == "LEFT" else "reviewed revision"
     if not starts:
+        key = (finding.path, finding.side, *quoted)
+        if key in refused:
+            finding._ungrounded = UNGROUNDED
+            return None
+        refused.add(key)
         return (
             f"its quote is not in the file at the {which} (compared line by line, spaces "
             "ignored): copy the code exactly as the file has it, or leave quote out"

@@ -89,7 +89,9 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
         # what it is judged by. What it names is reported as dismissed, never counted.
         # The noise table (data/noise.toml) before the ignore file: what it discards is
         # kept for the report, never posted.
-        placed, discarded = apply_noise_table(_place_all(raw, change, counter, redactor), change)
+        placed, ungrounded = _split_ungrounded(_place_all(raw, change, counter, redactor))
+        placed, discarded = apply_noise_table(placed, change)
+        discarded = [*ungrounded, *discarded]
         findings, ignored = ignore.split(placed)
         # Checked before the cut by min_severity and max_findings: a refuted finding must
         # not take a place a real one needs.
@@ -160,13 +162,16 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
 
     def review_batch(batch: BatchContext) -> AgentOutcome:
         number = plan.batches.index(batch) + 1
+        refused_quotes: set[tuple[str, ...]] = set()  # grounding.ground: this loop's
         part_events = events.for_part(number, len(plan.batches), batch.label) if events else None
         agent = Agent(
             model=chat_model(settings, events, profile, connection, SUBMIT_REVIEW),
             workspace=workspace,
             settings=settings,
             final=ReviewSubmission(
-                lambda submission: _check_submission(submission, change, workspace, counter)
+                lambda submission: _check_submission(
+                    submission, change, workspace, counter, refused_quotes
+                )
             ),
             redactor=redactor,
             events=part_events,
@@ -218,7 +223,11 @@ def chat_model(
 
 
 def _check_submission(
-    submission: SubmitReview, change: Change, workspace: Workspace, counter: LineCounter
+    submission: SubmitReview,
+    change: Change,
+    workspace: Workspace,
+    counter: LineCounter,
+    refused_quotes: set[tuple[str, ...]],
 ) -> dict[int, str]:
     problems: dict[int, str] = {}
     for number, finding in enumerate(submission.findings, 1):
@@ -229,10 +238,20 @@ def _check_submission(
             continue
         problem = check_finding(
             finding, counter, lambda path, line: change.locate(path, line, "LEFT") is not None
-        ) or ground(finding, change, lambda path, side: side_lines(path, side, change, counter))
+        ) or ground(
+            finding,
+            change,
+            lambda path, side: side_lines(path, side, change, counter),
+            refused_quotes,
+        )
         if problem:
             problems[number] = problem
     return problems
+
+
+def _split_ungrounded(placed: list[Finding]) -> tuple[list[Finding], list[Finding]]:
+    """The findings kept, and those discarded unchecked (grounding.UNGROUNDED)."""
+    return [f for f in placed if not f.discard_reason], [f for f in placed if f.discard_reason]
 
 
 def _place_all(

@@ -100,6 +100,9 @@ class FindingIn(BaseModel):
     )
     # How the pipeline moved the finding to where its quote is (grounding.py), for reports.
     _moved: str = PrivateAttr("")
+    # Why the finding is discarded unchecked (grounding.py: a quote the model sent again after
+    # it was told the quote is not in the file), or "".
+    _ungrounded: str = PrivateAttr("")
 
     @field_validator("severity", mode="before")
     @classmethod
