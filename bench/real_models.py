@@ -262,10 +262,10 @@ def _gguf_value(handle: BinaryIO, kind: int) -> Any:
 class Server:
     """`llama-server --jinja` on 127.0.0.1, as the README starts it; stopped on exit."""
 
-    def __init__(self, binary: str, model: str, port: int, log: Path) -> None:
+    def __init__(self, binary: str, model: str, port: int, log: Path, threads: int) -> None:
         # Not under nice: the model gets the machine, as a user's own server would.
         self.argv = [binary, "--jinja", "-m", model, "--host", "127.0.0.1"]
-        self.argv += ["--port", str(port), "--threads", "2", "--parallel", "1"]
+        self.argv += ["--port", str(port), "--threads", str(threads), "--parallel", "1"]
         self.argv += ["-c", DEFAULT_SETTINGS["context_window"]]
         self.url = f"http://127.0.0.1:{port}"
         self.log = log
@@ -391,6 +391,9 @@ def main() -> int:
     parser.add_argument("--label", default="main", help="names the code under test")
     parser.add_argument("--cache-dir", type=Path, default=Path.home() / ".cache/reviewer-bench")
     parser.add_argument("--port", type=int, default=8089)
+    # On a machine shared with other work, one thread is faster: llama.cpp's threads wait for
+    # each other at every step, so one descheduled thread stalls both.
+    parser.add_argument("--threads", type=int, default=2, help="llama-server's --threads")
     args = parser.parse_args()
     unknown = [m for m in args.models.split(",") if m not in MODELS]
     if unknown:
@@ -404,7 +407,9 @@ def main() -> int:
         model = ensure_model(MODELS[key], args.cache_dir)
         say(f"{key}: {model['gguf_name']!r}, {model['bytes']:,} bytes, sha256 {model['sha256']}")
         rows = []
-        with Server(build["binary"], model["path"], args.port, runs_dir / f"{key}.log") as server:
+        with Server(
+            build["binary"], model["path"], args.port, runs_dir / f"{key}.log", args.threads
+        ) as server:
             for settings in settings_runs(args):
                 name = _setting_text(settings) or "defaults"
                 out = runs_dir / f"{key}-{name.replace(' ', '_').replace('=', '-')}"
