@@ -19,7 +19,6 @@ from reviewer.forge.interface import (
 )
 from reviewer.forge.signing import Signer
 from reviewer.report.github import comment_body, review_body, summary_comment
-from reviewer.report.mdtext import markdown_dialect
 from reviewer.safety.redact import Redactor
 from reviewer.wording import plural
 
@@ -34,20 +33,6 @@ class Posting:
 
 
 def post(
-    forge: ChangeRequestForge,
-    ci: CISide,
-    signer: Signer,
-    result: ReviewResult,
-    head_sha: str,
-    existing: Comment | None,
-    state: str,
-    notes: tuple[str, ...],
-) -> Posting:
-    with markdown_dialect(forge.dialect):
-        return _post(forge, ci, signer, result, head_sha, existing, state, notes)
-
-
-def _post(
     forge: ChangeRequestForge,
     ci: CISide,
     signer: Signer,
