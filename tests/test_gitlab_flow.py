@@ -319,7 +319,9 @@ def test_a_question_in_the_bots_thread_is_answered_there_in_gitlabs_markdown(
     assert "Yes: see" in text and "!45" not in text and "@bob" not in text
     assert not [line for line in text.splitlines() if line.startswith("/")]
     assert len(second.llm_bodies) == 1  # the reporter's note asked no model
-    assert "rita is neither" in second.err
+    # Said in GitLab's words: the core's messages name the forge's change request.
+    assert "rita is neither the merge request's author nor has write access" in second.err
+    assert "pull request" not in second.err
 
 
 def test_a_refused_position_is_kept_in_the_body_note(mr: MergeRequest) -> None:

@@ -57,7 +57,9 @@ def answer_comment(
     if ask is None:
         why = f"the comment does not call {settings.mention} (outside code and quotes)"
         return _ignored(ci, why)
-    why_not = refusal(comment.author, pr.info.author, settings.answer_to, _writer(pr))
+    why_not = refusal(
+        comment.author, pr.info.author, settings.answer_to, _writer(pr), pr.forge.noun
+    )
     if why_not:
         return _ignored(ci, f"no model request: {why_not}")
     if ask.kind == "review":

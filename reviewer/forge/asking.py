@@ -54,7 +54,11 @@ def mentions(body: str, mention: str) -> bool:
 
 
 def refusal(
-    asker: str, pull_author: str, answer_to: str, may_write: Callable[[str], bool]
+    asker: str,
+    pull_author: str,
+    answer_to: str,
+    may_write: Callable[[str], bool],
+    noun: str = "pull request",
 ) -> str | None:
     """Why `asker` may not ask (a phrase for the log), or None when they may. Every answer is
     a paid model request, and on a public repository anyone can comment."""
@@ -63,7 +67,7 @@ def refusal(
     if asker and may_write(asker):
         return None
     return (
-        f"{asker or 'the author'} is neither the pull request's author nor has write access, "
+        f"{asker or 'the author'} is neither the {noun}'s author nor has write access, "
         'and answer_to is "author-and-writers"'
     )
 

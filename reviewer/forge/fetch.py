@@ -23,13 +23,14 @@ def ensure_commits(
     log: Callable[[str], None],
     *,
     change_ref: str,
+    noun: str,
     deep_checkout: str,
 ) -> None:
     """Fetch what a shallow checkout lacks: both commits, and history down to their merge
     base. Fetching adds objects only; no code of the pull request is run."""
     missing = [sha for sha in (base_sha, head_sha) if not _has_commit(root, sha)]
     if missing:
-        log("fetching the pull request's commits (the checkout lacks them)")
+        log(f"fetching the {noun}'s commits (the checkout lacks them)")
         if not _fetch(root, log, missing):
             _fetch(root, log, [change_ref, *missing])
     for depth in _DEEPEN_STEPS:

@@ -63,9 +63,9 @@ _CUTS = (
     _Cut(200, 0, 0, 60),
 )
 # What a text cut for room says, where it is shown again.
-CUT_NOTE = "_(cut: the pull request's memory had no room for the whole text)_"
+CUT_NOTE = "_(cut: the bot's memory of this change had no room for the whole text)_"
 SUGGESTION_LEFT_OUT = (
-    "_(its suggested change did not fit in the pull request's memory: the inline comment or "
+    "_(its suggested change did not fit in the bot's memory of this change: the inline comment or "
     "the first report of this finding has it)_"
 )
 

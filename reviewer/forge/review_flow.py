@@ -143,7 +143,9 @@ def decide_scope(
     apply is said first: the decision is read in their light."""
     full = (env.get("REVIEWER_FULL_REVIEW") or "").strip().lower() in TRUE_WORDS
     paths = changed_paths(pr.root, pr.merge_base, pr.head_sha)
-    scope, previous = review_scope(pr.root, previous, paths, pr.merge_base, pr.head_sha, full=full)
+    scope, previous = review_scope(
+        pr.root, previous, paths, pr.merge_base, pr.head_sha, full=full, noun=pr.forge.noun
+    )
     for note in settings_notes(pr.root, pr.base_sha, None, env.get("REVIEWER_CONFIG") or None):
         ci.log(note)
     return scope, previous, full

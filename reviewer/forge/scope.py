@@ -31,6 +31,7 @@ def review_scope(
     head: str,
     *,
     full: bool,
+    noun: str = "pull request",
 ) -> tuple[ReviewScope, PullState | None]:
     """The files this run must show the model, and the state it may build on. `paths` are the
     pull request's changed files, `merge_base..head` its commits."""
@@ -41,7 +42,7 @@ def review_scope(
     for commit in filter(None, (state.head, state.reviewed_at)):
         if not is_pull_commit(root, commit, merge_base, head):
             note = (
-                f"the recorded commit {commit[:12]} is not part of this pull request any more "
+                f"the recorded commit {commit[:12]} is not part of this {noun} any more "
                 "(a force-push?): reviewing all of it"
             )
             return ReviewScope(None, None, note), replace(

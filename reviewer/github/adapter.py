@@ -205,6 +205,7 @@ def open_pull(context: ActionsContext, env: Mapping[str, str]) -> OpenChange:
         log,
         change_ref=f"+refs/pull/{info.number}/head:refs/remotes/origin/pr-{info.number}",
         deep_checkout="set `fetch-depth: 0` on actions/checkout",
+        noun=forge.noun,
     )
     merge_base = run_git(root, ["merge-base", base_sha, head_sha]).stdout.decode().strip()
     return OpenChange(forge, info, base_sha, head_sha, merge_base, root, signer)

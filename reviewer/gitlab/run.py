@@ -97,6 +97,7 @@ def open_merge_request(job: GitLabJob, ci: GitLabCI, env: Mapping[str, str]) -> 
         ci.log,
         change_ref=f"+refs/merge-requests/{job.iid}/head:refs/remotes/origin/mr-{job.iid}",
         deep_checkout='set `GIT_DEPTH: "0"` in the job\'s variables',
+        noun=forge.noun,
     )
     merge_base = run_git(root, ["merge-base", job.base_sha, job.head_sha]).stdout.decode().strip()
     return OpenChange(forge, info, job.base_sha, job.head_sha, merge_base, root, signer)
