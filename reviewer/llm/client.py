@@ -118,18 +118,26 @@ class ChatModel:
         return self.connection.client()
 
     def complete(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], deadline: float
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        deadline: float,
+        answer_format: dict[str, Any] | None = None,
     ) -> Reply:
         """One model reply; transient failures are retried until `deadline` (monotonic), and
         a known quirk is adapted to (once per review) before the request is sent again. A
-        failure of the endpoint itself ends every loop of the review (EndpointGate)."""
+        failure of the endpoint itself ends every loop of the review (EndpointGate).
+
+        With `answer_format` (a `response_format` naming the final tool), the request offers
+        no tools and asks for the final tool's arguments held to that schema; the reply's
+        text is read as the call (review/structured_answer.py)."""
         check_base_url(self.base_url)
         if self.connection is None:
             self.connection = Connection(self.settings)
         gate = self.connection.gate
         first = gate.enter()
         try:
-            return self._complete(messages, tools, deadline, gate)
+            return self._complete(messages, tools, deadline, gate, answer_format)
         except EndpointError as failure:
             gate.fail(failure)
             raise
@@ -143,6 +151,7 @@ class ChatModel:
         tools: list[dict[str, Any]],
         deadline: float,
         gate: EndpointGate,
+        answer_format: dict[str, Any] | None,
     ) -> Reply:
         attempt = quirk_retries = 0
         while True:
@@ -150,7 +159,7 @@ class ChatModel:
             # review may learn something while it is under way).
             known = frozenset(self.profile.learnt)
             try:
-                reply = self._ask(messages, tools, attempt)
+                reply = self._ask(messages, tools, attempt, answer_format)
                 gate.answered()
                 return reply
             except Exception as exc:
@@ -190,10 +199,18 @@ class ChatModel:
                 attempt += 1
 
     def _ask(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], retries: int
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        retries: int,
+        answer_format: dict[str, Any] | None = None,
     ) -> Reply:
         profile = self.profile
         final = FinalShape.of(self.final_tool, tools)
+        response_format = self.response_format
+        if answer_format is not None:
+            # The final call's arguments as the whole reply: no tools to call instead.
+            tools, response_format = [], answer_format
         request: dict[str, Any] = {
             "model": self.settings.model,
             "messages": for_server(
@@ -207,8 +224,8 @@ class ChatModel:
             request["tools"] = tools
             if self.settings.tool_choice == "required" and not profile.drop_tool_choice:
                 request["tool_choice"] = "required"
-        if self.response_format is not None and not profile.drop_response_format:
-            request["response_format"] = self.response_format
+        if response_format is not None and not profile.drop_response_format:
+            request["response_format"] = response_format
         if profile.one_call_per_message:
             request["parallel_tool_calls"] = False
         if self.settings.temperature is not None and not profile.drop_temperature:

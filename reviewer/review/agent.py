@@ -20,7 +20,15 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from reviewer.errors import ToolError
 from reviewer.findings import Usage
-from reviewer.llm import ChatModel, ContextLengthError, ModelError, Reply, ReplyTimedOut, ToolCall
+from reviewer.llm import (
+    ChatModel,
+    ContextLengthError,
+    EndpointError,
+    ModelError,
+    Reply,
+    ReplyTimedOut,
+    ToolCall,
+)
 from reviewer.review.budget import (
     Reservation,
     ReviewBudget,
@@ -30,6 +38,7 @@ from reviewer.review.budget import (
 )
 from reviewer.review.call_example import call_example
 from reviewer.review.steering import Steering
+from reviewer.review.structured_answer import structured_answer_format, structured_answer_note
 from reviewer.review.submission import FinalTool, FindingIn, offered_tools
 from reviewer.review.tokens import estimate_request_tokens
 from reviewer.review.window import Window
@@ -44,6 +53,10 @@ _WRAP_UP_SHARE = 0.85
 _TOOL_WORKERS = 8
 # Replies in a row without a usable tool call before the loop gives up on the model.
 _MAX_IDLE_REPLIES = 4
+# Replies in a row without a usable tool call after which the next request asks for the
+# final call held to its schema (structured_answer.py): the first is answered with the
+# example call, which a model that can call tools takes up.
+_IDLE_BEFORE_STRUCTURED = 2
 
 # What the final tool accepts: a review's submission, an answer's text.
 T = TypeVar("T")
@@ -122,6 +135,10 @@ class _Run(Generic[T]):
         # would otherwise be nudged until the whole budget is spent.
         self.idle_replies = 0
         self.last_text = ""
+        # The response_format of the next request when it asks for the final call's
+        # arguments held to their schema; None for an ordinary request.
+        self.answer_format: dict[str, Any] | None = None
+        self.structured_refused = False
         self.unverified: list[FindingIn] = []
         self.started = agent.clock()
         self.deadline = self.budget.deadline
@@ -135,6 +152,7 @@ class _Run(Generic[T]):
                 return self._outcome(None, reason)
             if self.agent.events:
                 self.agent.events.turn_started(self.turns + 1, self.usage, self.tool_calls)
+            structured = self.answer_format is not None
             try:
                 reply = self._ask()
             except ReplyTimedOut:
@@ -144,6 +162,11 @@ class _Run(Generic[T]):
                     return self._outcome(None, stop)
                 continue
             except ModelError as exc:
+                if structured and not isinstance(exc, EndpointError):
+                    # The server would not take the structured request: ordinary ones only.
+                    self.structured_refused = True
+                    self._event_note(f"the structured answer was refused ({exc}); not asked again")
+                    continue
                 return self._outcome(None, f"the model failed: {exc}")
             if isinstance(reply, str):
                 return self._outcome(None, reply)
@@ -159,6 +182,8 @@ class _Run(Generic[T]):
             self._record("reply", message, usage=reply.usage)
             if reply.calls_from_text and self.agent.record:
                 self.transcript[-1]["recovered_from_text"] = reply.content
+            if structured and self.agent.record:
+                self.transcript[-1]["structured_answer"] = True
             if reply.content:
                 self.last_text = reply.content
             if not reply.tool_calls:
@@ -180,6 +205,7 @@ class _Run(Generic[T]):
 
     def _ask(self) -> Reply | str:
         """One model request that fits the window and the review's budget, or why not."""
+        answer_format, self.answer_format = self.answer_format, None
         for _attempt in range(2):
             if not self._fit_context():
                 break
@@ -190,7 +216,7 @@ class _Run(Generic[T]):
             if isinstance(held, str):
                 return held
             try:
-                reply = self._request(held)
+                reply = self._request(held, answer_format)
             except ContextLengthError:
                 # The estimate was low for this model: shorten everything old and try once more.
                 if not self.window.shorten_all(self.messages):
@@ -199,11 +225,13 @@ class _Run(Generic[T]):
             return reply
         return "the conversation no longer fits the model's context window"
 
-    def _request(self, held: Reservation) -> Reply:
+    def _request(self, held: Reservation, answer_format: dict[str, Any] | None) -> Reply:
         reply: Reply | None = None
         spent: Usage | None = None
         try:
-            reply = self.agent.model.complete(self.messages, self.tools, self.deadline)
+            reply = self.agent.model.complete(
+                self.messages, self.tools, self.deadline, answer_format
+            )
             spent = reply.usage
             return reply
         except ReplyTimedOut:
@@ -319,7 +347,22 @@ class _Run(Generic[T]):
             )
 
     def _nudge(self, reply: Reply) -> None:
+        """The words after a reply with no usable call; from the second in a row on, the next
+        request asks for the final call held to its schema (structured_answer.py)."""
+        final = self.final.schema()
+        if (
+            self.idle_replies >= _IDLE_BEFORE_STRUCTURED
+            and self.settings.structured_answer == "auto"
+            and not self.structured_refused
+        ):
+            self.answer_format = structured_answer_format(final)
+            self._say(structured_answer_note(final))
+            return
         self._say(self.steering.unread(reply))
+
+    def _event_note(self, text: str) -> None:
+        if self.agent.events:
+            self.agent.events.note(text)
 
     def _say(self, text: str) -> None:
         last = self.messages[-1]

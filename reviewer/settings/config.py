@@ -54,6 +54,12 @@ class Settings(BaseModel):
         description='"required" asks the server to force a tool call on every request (left '
         "out once a server refuses it); auto lets the model answer in text.",
     )
+    structured_answer: Literal["auto", "off"] = Field(
+        "auto",
+        description="auto: after two replies in a row with no usable tool call, ask for the "
+        "final call's arguments as JSON held to its schema (response_format), once per "
+        "reply; off: never.",
+    )
     max_retries: int = Field(4, ge=0, le=20, description="Retries of a transient model error.")
     context_window: int = Field(128_000, ge=4_000, description="The model's context, tokens.")
 
