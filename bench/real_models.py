@@ -305,6 +305,9 @@ def run_eval(
     env |= {"REVIEWER_" + key.upper(): value for key, value in settings.items()}
     argv = [reviewer, "eval", str(args.dataset), "--judge", "location", "--allow-errors"]
     argv += ["--out", str(out), "--cache", str(args.cache_dir / "eval" / args.label)]
+    # Why a small model did what it did is in its transcripts (a build of reviewer given with
+    # --reviewer needs `eval --transcripts`).
+    argv += ["--transcripts", str(out / "transcripts")]
     if args.cases:
         argv += ["--limit", str(args.cases)]
     say(f"{model_key} {_setting_text(settings)}: {' '.join(argv[1:])}")

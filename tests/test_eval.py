@@ -454,3 +454,37 @@ def test_the_results_file_keys_are_pinned(env: dict[str, str], tmp_path: Path) -
     assert all(set(case) == RESULT_KEYS["case"] for case in results["cases"])
     for judged in results["metrics"].values():
         assert set(judged) == RESULT_KEYS["metrics"]
+
+
+def test_transcripts_keeps_each_review_run_now_and_none_for_a_cached_one(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    # A small model's failures are read in its transcripts (bench/README.md): eval keeps one
+    # a case, named by the case id made a plain file name.
+    folder = tmp_path / "transcripts"
+    with Models(REVIEWS, RULES):
+        code, results = run_eval(tmp_path, str(SAMPLE), "--transcripts", str(folder))
+    assert code == 0
+    files = sorted(path.name for path in folder.iterdir())
+    ids = sorted(case["id"] for case in results["cases"])
+    assert len(files) == len(ids) == 5
+    assert all(name.startswith(case_id + "-") for name, case_id in zip(files, ids, strict=True))
+    first = [json.loads(line) for line in (folder / files[0]).read_text().splitlines()]
+    assert first[0]["type"] == "review" and any(e["type"] == "reply" for e in first)
+    # Run again: every review comes from the cache, so no transcript is written again.
+    for path in folder.iterdir():
+        path.unlink()
+    with Models(REVIEWS, RULES):
+        code, _ = run_eval(tmp_path, str(SAMPLE), "--transcripts", str(folder))
+    assert code == 0 and list(folder.iterdir()) == []
+
+
+def test_transcripts_that_name_a_file_is_refused_before_any_case_runs(
+    env: dict[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "t").write_text("")
+    with Models(REVIEWS, RULES) as models:
+        code, _ = run_eval(tmp_path, str(SAMPLE), "--transcripts", str(tmp_path / "t"))
+        assert models.reviewer.requests == []
+    assert code == 2
+    assert "--transcripts" in capsys.readouterr().err

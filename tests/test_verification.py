@@ -115,6 +115,41 @@ def test_a_quote_sent_again_after_it_was_refused_is_discarded_and_the_review_com
     )
 
 
+def test_a_quote_with_other_quote_marks_or_written_as_one_line_is_grounded(
+    repo: GitRepo, env: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Qwen2.5-Coder-1.5B under llama.cpp (bench/README.md) wrote double quote marks as single
+    # ones rather than escape them in JSON, and joined a `def` line and its docstring into
+    # one quote. Both are the code of the file: grounded, not refused.
+    repo.write("ops.py", "import os\n")
+    repo.commit("base")
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.write(
+        "ops.py",
+        'import os\n\n\ndef run_from_prompt():\n    """Run the command typed."""\n'
+        '    os.system(input("command: "))\n',
+    )
+    repo.commit("Run a typed command")
+    swapped = {
+        "path": "ops.py",
+        "line": 6,
+        "severity": "critical",
+        "title": "Runs any command typed",
+        "body": "Shell injection.",
+        "quote": "os.system(input('command: '))",
+    }
+    joined = "def run_from_prompt(): '''Run the command typed.'''"
+    at_its_lines = {**swapped, "line": 4, "title": "Docstring", "quote": joined}
+    # Cited on the blank line above: moved to the two lines the quote covers.
+    above = {**at_its_lines, "line": 3, "title": "Name"}
+    with FakeLLM([submit_review(swapped, at_its_lines, above)]) as llm:
+        code, report = run(repo, llm, tmp_path, monkeypatch)
+        llm.assert_no_failures()
+    assert code == 0 and len(llm.requests) == 1
+    placed = {f["title"]: (f["line"], f.get("end_line")) for f in report["findings"]}
+    assert placed == {"Runs any command typed": (6, None), "Docstring": (4, None), "Name": (4, 5)}
+
+
 def test_a_finding_without_a_quote_is_accepted_as_it_is(
     feature: GitRepo, env: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -7,9 +7,13 @@ is elsewhere in the file, or nowhere, is refused back to the model with the reas
 any invalid finding. A finding without a quote is left as it is (verification checks it).
 
 Comparison is per line and whitespace-insensitive: runs of spaces and tabs fold to one, ends
-are stripped, blank lines at the quote's ends are dropped. A one-line quote may also be a
+are stripped, blank lines at the quote's ends are dropped, and `"` and `'` are one mark (a
+model writing JSON swaps them rather than escape them: Qwen2.5-Coder-1.5B quoted a
+docstring's triple double quotes as triple single quotes). A one-line quote may also be a
 part of a line when it is long enough to mean one place (MIN_FRAGMENT_CHARS); a shorter
-fragment (`)`, `return x`) would match anywhere.
+fragment (`)`, `return x`) would match anywhere. Such a quote may also be a few lines
+written as one (the same model joined a `def` line and its docstring): it is then at the
+fewest consecutive lines that hold it.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ from reviewer.review.lines import LineCounter
 from reviewer.review.submission import FindingIn
 
 MIN_FRAGMENT_CHARS = 12
+# A one-line quote is looked for across at most this many consecutive lines written as one.
+MAX_JOINED_LINES = 6
 # For a cited line outside the diff: how far around it a quote is looked for.
 NEARBY_LINES = 10
 # Where a quote found elsewhere is, at most this many places named to the model.
@@ -33,7 +39,7 @@ LinesOf = Callable[[str, Side], list[str]]
 
 
 def fold(text: str) -> str:
-    return " ".join(text.split())
+    return " ".join(text.split()).replace('"', "'")
 
 
 def quote_lines(quote: str | None) -> list[str]:
@@ -46,15 +52,37 @@ def quote_lines(quote: str | None) -> list[str]:
     return lines
 
 
-def matches(quoted: list[str], folded: list[str]) -> list[int]:
-    """The 1-based lines where the quote starts in the folded file lines."""
+def matches(quoted: list[str], folded: list[str]) -> list[tuple[int, int]]:
+    """Where the quote is in the folded file lines: (first line, 1-based; lines it covers)."""
     size = len(quoted)
     if size == 1 and len(quoted[0]) >= MIN_FRAGMENT_CHARS:
-        return [n for n, line in enumerate(folded, 1) if quoted[0] in line]
+        inside = [(n, 1) for n, line in enumerate(folded, 1) if quoted[0] in line]
+        return inside or _joined(quoted[0], folded)
     return [
-        start + 1
+        (start + 1, size)
         for start in range(len(folded) - size + 1)
         if folded[start : start + size] == quoted
+    ]
+
+
+def _joined(fragment: str, folded: list[str]) -> list[tuple[int, int]]:
+    """The fewest consecutive lines (2 to MAX_JOINED_LINES) that, written as one, hold
+    `fragment`; none of them is inside another."""
+    spans: list[tuple[int, int]] = []
+    for start in range(len(folded)):
+        for count in range(2, MAX_JOINED_LINES + 1):
+            if start + count > len(folded):
+                break
+            if fragment in fold(" ".join(folded[start : start + count])):
+                spans.append((start + 1, count))
+                break
+    # A span that holds a shorter one found from a later line is not the fewest lines.
+    return [
+        (first, count)
+        for first, count in spans
+        if not any(
+            other > first and other + more <= first + count for other, more in spans
+        )
     ]
 
 
@@ -81,9 +109,9 @@ def ground(
         folded = [fold(line) for line in lines_of(finding.path, finding.side)]
     except ToolError as exc:
         return str(exc)
-    starts = matches(quoted, folded)
+    spans = matches(quoted, folded)
     which = "base revision" if finding.side == "LEFT" else "reviewed revision"
-    if not starts:
+    if not spans:
         key = (finding.path, finding.side, *quoted)
         if key in refused:
             finding._ungrounded = UNGROUNDED
@@ -95,21 +123,20 @@ def ground(
         )
     first = finding.line
     last = finding.end_line or finding.line
-    size = len(quoted)
-    if any(start <= last and start + size - 1 >= first for start in starts):
+    if any(start <= last and start + size - 1 >= first for start, size in spans):
         return None  # at the cited lines
     low, high = _nearby(change, finding.path, finding.side, first, last)
-    near = [start for start in starts if low <= start and start + size - 1 <= high]
+    near = [(start, size) for start, size in spans if low <= start and start + size - 1 <= high]
     if not near:
-        named = ", ".join(str(start) for start in starts[:_MAX_PLACES_NAMED])
-        more = len(starts) - _MAX_PLACES_NAMED
+        named = ", ".join(str(start) for start, _ in spans[:_MAX_PLACES_NAMED])
+        more = len(spans) - _MAX_PLACES_NAMED
         return (
-            f"its quote is not at line {first} but at {'line' if len(starts) == 1 else 'lines'}"
+            f"its quote is not at line {first} but at {'line' if len(spans) == 1 else 'lines'}"
             f" {named}{f' and {more} more' if more > 0 else ''} of the file, away from the "
             "lines it cites: cite the lines the quote is on, or quote the code at the cited "
             "lines"
         )
-    start = min(near, key=lambda s: abs(s - first))
+    start, size = min(near, key=lambda span: abs(span[0] - first))
     shift = start - first
     finding._moved = f"moved from line {first} to line {start}, where its quote is"
     finding.line = start

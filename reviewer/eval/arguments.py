@@ -56,6 +56,13 @@ def add_eval_parser(commands: Any) -> argparse.ArgumentParser:
     )
     evaluate.add_argument("--dataset-format", help="read the datasets as this format")
     evaluate.add_argument(
+        "--transcripts",
+        type=Path,
+        metavar="DIR",
+        help="write the transcript of each review run now to DIR/CASE.jsonl (a review "
+        "taken from the cache has none)",
+    )
+    evaluate.add_argument(
         "--allow-errors",
         action="store_true",
         help="exit 0 even when some cases could not be scored",

@@ -44,6 +44,8 @@ def eval_command(args: argparse.Namespace) -> int:
     # Absolute once, here: git runs in folders inside it, where a relative path means another.
     cache_dir = (args.cache or default_cache()).resolve()
     out = checked_out(args.out)
+    if args.transcripts is not None:
+        checked_out(args.transcripts, "--transcripts", "the transcripts")
     flags = {"model": args.model}
     judge = _judge(args, flags) if args.judge == "llm" else None
     datasets = _datasets(args, cache_dir, say)
@@ -62,6 +64,7 @@ def eval_command(args: argparse.Namespace) -> int:
             judge=judge,
             cache=Cache(cache_dir),
             jobs=args.jobs,
+            transcripts=args.transcripts,
         ),
         say,
     )

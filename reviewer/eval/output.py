@@ -13,9 +13,9 @@ from reviewer.report import check_writable
 from reviewer.safety.sinks import log
 
 
-def checked_out(out: Path) -> Path:
+def checked_out(out: Path, option: str = "--out", what: str = "results.json") -> Path:
     if out.exists() and not out.is_dir():
-        raise ReviewerError(f"--out '{out}' is a file; give a folder for results.json")
+        raise ReviewerError(f"{option} '{out}' is a file; give a folder for {what}")
     # Before any case is run (and paid): results that cannot be written would be lost.
     check_writable(out / "results.json", "results")
     return out

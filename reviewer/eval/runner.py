@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -36,6 +37,7 @@ from reviewer.eval.stages import (
     review_stage_flags,
 )
 from reviewer.findings import Finding, Usage
+from reviewer.report import write_transcript
 from reviewer.review.context import ChangeInfo
 from reviewer.review.templates import prompt_texts
 from reviewer.settings.layers import load_settings
@@ -79,6 +81,8 @@ class RunOptions:
     # The stage after the review (the verification), run apart from cached reviews; None:
     # the program's own (verification.post_review_stage).
     post_review: StageChooser | None = None
+    # Where each review run now writes its transcript (CASE.jsonl); None: kept by none.
+    transcripts: Path | None = None
 
 
 @dataclass
@@ -250,10 +254,12 @@ def _review(case: EvalCase, options: RunOptions) -> tuple[dict[str, Any], bool]:
             flags=flags,
             config_path=options.config_path,
             info=info,
-            keep_transcript=False,
+            keep_transcript=options.transcripts is not None,
             announce_settings=False,
         )
     )
+    if options.transcripts is not None:
+        write_transcript(review.transcript, transcript_path(options.transcripts, case.id))
     result = review.result
     record = {
         "key": key,
@@ -287,6 +293,13 @@ def _review(case: EvalCase, options: RunOptions) -> tuple[dict[str, Any], bool]:
         options.cache.put("reviews", key, record)
     context = StageInput(root, base, head, info, asked, ())
     return _after_review(record, stage, context, options.cache), False
+
+
+def transcript_path(folder: Path, case_id: str) -> Path:
+    """DIR/CASE.jsonl: the case id (a dataset's text) made a plain file name, with a hash
+    of it so that two ids that read alike stay two files."""
+    plain = re.sub(r"[^A-Za-z0-9._-]+", "_", case_id).strip("._")[:80] or "case"
+    return folder / f"{plain}-{hashlib.sha256(case_id.encode()).hexdigest()[:8]}.jsonl"
 
 
 def _after_review(
