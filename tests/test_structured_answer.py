@@ -80,19 +80,22 @@ def test_every_string_and_list_of_the_schema_is_bounded() -> None:
     ]
 
 
-def test_a_structured_reply_is_checked_like_any_call_and_never_a_clean_review(
+def test_a_structured_reply_is_checked_like_any_call_and_its_fix_asked_for_the_same_way(
     feature: GitRepo, env: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("REVIEWER_VERIFY", "off")
     invalid = {"summary": "Fine.", "findings": [{"path": "app.py", "line": 9}]}
-    script = [reply(MARKDOWN), reply(MARKDOWN), reply(json.dumps(invalid)), submit()]
+    fixed = {"summary": "Fine.", "findings": []}
+    script = [reply(MARKDOWN), reply(MARKDOWN), *(reply(json.dumps(v)) for v in (invalid, fixed))]
     with FakeLLM(script) as llm:
         code, report = run(feature, llm, tmp_path, monkeypatch)
         answer = next(m for m in llm.bodies[3]["messages"] if m["role"] == "tool")
-        tools_sent = ["tools" in b for b in llm.bodies]
+        structured = ["response_format" in b and "tools" not in b for b in llm.bodies]
+    # Refused with the validation error, like any call: never a clean review by itself.
     assert answer["content"].startswith("Error: submit_review arguments are invalid")
-    # The call was answered; the next request is an ordinary one again.
-    assert tools_sent == [True, True, False, True]
+    # A model that writes no calls is asked for the fix held to the schema again, rather
+    # than given two more replies in prose first.
+    assert structured == [False, False, True, True]
     assert code == 0 and report["status"] == "complete" and report["findings"] == []
 
 

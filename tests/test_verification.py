@@ -92,27 +92,48 @@ def test_a_finding_whose_quote_is_nowhere_in_the_file_is_refused_with_the_reason
     assert code == 0 and [f["line"] for f in report["findings"]] == [9]
 
 
-def test_a_quote_sent_again_after_it_was_refused_is_discarded_and_the_review_completes(
+def test_a_quote_sent_again_after_it_was_refused_is_dropped_and_the_finding_kept(
     feature: GitRepo, env: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Qwen2.5-Coder-1.5B quoted its own prose, was told, and sent the same quote until a
-    # budget ended the review (bench/README.md): the second time, the submission is taken,
-    # the ungrounded finding discarded with why, and the grounded one posted.
-    prose = finding(title="Add tests", quote="The function has no tests.", line=8)
+    # Qwen2.5-Coder-1.5B found a real command injection, quoted `18: command: `, was told,
+    # and sent the same quote again (bench/README.md): the second time the submission is
+    # taken and the finding kept without its quote, as if written without one, so that
+    # verification checks it; the review completes.
+    monkeypatch.setenv("REVIEWER_VERIFY", "off")
+    unquoted = finding(title="Average of nothing", quote="18: command: ", line=8)
     grounded = finding(quote="return total(items) / len(items)")
-    script = [submit_review(prose, grounded), submit_review(prose, grounded)]
+    script = [submit_review(unquoted, grounded), submit_review(unquoted, grounded)]
     with FakeLLM(script) as llm:
         code, report = run(feature, llm, tmp_path, monkeypatch)
         llm.assert_no_failures()
     assert len(llm.requests) == 2
-    assert code == 0 and report["status"] == "complete"
-    assert [f["title"] for f in report["findings"]] == ["Division by zero on an empty list"]
-    (discarded,) = report["discarded"]
-    assert discarded["title"] == "Add tests"
-    assert discarded["reason"] == (
-        "its quote is not in the file, and the model sent it again after it was told so: "
-        "discarded without a check"
+    assert code == 0 and report["status"] == "complete" and report["discarded"] == []
+    kept = {f["title"]: f for f in report["findings"]}
+    assert set(kept) == {"Average of nothing", "Division by zero on an empty list"}
+    assert kept["Average of nothing"]["placement_note"].startswith(
+        "its quote was not in the file, and the model sent it again after it was told so: "
+        "kept without the quote"
     )
+    assert kept["Division by zero on an empty list"]["placement_note"] == ""
+
+
+@pytest.mark.verification
+def test_a_finding_kept_without_its_quote_is_checked_by_verification(
+    feature: GitRepo, env: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    unquoted = finding(title="Average of nothing", quote="18: command: ", line=8)
+    script = [
+        submit_review(unquoted),
+        submit_review(unquoted),
+        verdict("refuted", "Line 8 is a def line; nothing there can fail."),
+    ]
+    with FakeLLM(script) as llm:
+        code, report = run(feature, llm, tmp_path, monkeypatch)
+        llm.assert_no_failures()
+    assert code == 0 and report["status"] == "complete" and report["findings"] == []
+    (discarded,) = report["discarded"]
+    assert discarded["title"] == "Average of nothing"
+    assert discarded["reason"].startswith("refuted by verification")
 
 
 def test_a_quote_with_other_quote_marks_or_written_as_one_line_is_grounded(

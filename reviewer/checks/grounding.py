@@ -86,9 +86,9 @@ def _joined(fragment: str, folded: list[str]) -> list[tuple[int, int]]:
     ]
 
 
-UNGROUNDED = (
-    "its quote is not in the file, and the model sent it again after it was told so: "
-    "discarded without a check"
+UNQUOTED = (
+    "its quote was not in the file, and the model sent it again after it was told so: "
+    "kept without the quote"
 )
 
 
@@ -96,12 +96,16 @@ def ground(
     finding: FindingIn, change: Change, lines_of: LinesOf, refused: set[tuple[str, ...]]
 ) -> str | None:
     """Check the finding's quote, moving the finding to it when it is near; the problem the
-    model is told, or None. A move is recorded on the finding (`_moved`) for the reports.
+    model is told, or None. What grounding did is recorded on the finding (`_grounding`)
+    for the reports.
 
     A quote found nowhere is sent back once; sent again (`refused`: the quotes this loop
-    refused), the submission is taken and the finding discarded (`_ungrounded`): a small
-    model that cannot copy code would otherwise resubmit it until a budget ends the review,
-    and lose every other finding with it (seen with Qwen2.5-Coder-1.5B: bench/README.md)."""
+    refused), the submission is taken and the finding kept without its quote, as if the
+    model had left it out (which the first refusal offers): a small model that cannot copy
+    code would otherwise resubmit it until a budget ends the review, and lose every finding
+    with it. Qwen2.5-Coder-1.5B found a real command injection and quoted `18: command: `
+    twice (bench/README.md): the finding is the review's worth, the quote only its
+    evidence, and a finding without evidence is what verification checks."""
     quoted = quote_lines(finding.quote)
     if not quoted:
         return None
@@ -114,7 +118,8 @@ def ground(
     if not spans:
         key = (finding.path, finding.side, *quoted)
         if key in refused:
-            finding._ungrounded = UNGROUNDED
+            finding.quote = None
+            finding._grounding = UNQUOTED
             return None
         refused.add(key)
         return (
@@ -138,7 +143,7 @@ def ground(
         )
     start, size = min(near, key=lambda span: abs(span[0] - first))
     shift = start - first
-    finding._moved = f"moved from line {first} to line {start}, where its quote is"
+    finding._grounding = f"moved from line {first} to line {start}, where its quote is"
     finding.line = start
     if finding.end_line is not None:
         # The range keeps its length (a suggestion replaces as many lines), inside the room.

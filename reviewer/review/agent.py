@@ -197,6 +197,9 @@ class _Run(Generic[T]):
             submission = self._answer_calls(reply.tool_calls)
             if submission is not None:
                 return self._outcome(submission, "")
+            if structured:
+                # Refused: the fix is asked for the same way (this model writes no calls).
+                self._ask_structured()
             if stop := self.steering.after_calls(reply.tool_calls):
                 return self._outcome(None, stop)
             if self.refused_tool_calls > refused_before:
@@ -349,16 +352,17 @@ class _Run(Generic[T]):
     def _nudge(self, reply: Reply) -> None:
         """The words after a reply with no usable call; from the second in a row on, the next
         request asks for the final call held to its schema (structured_answer.py)."""
-        final = self.final.schema()
-        if (
-            self.idle_replies >= _IDLE_BEFORE_STRUCTURED
-            and self.settings.structured_answer == "auto"
-            and not self.structured_refused
-        ):
-            self.answer_format = structured_answer_format(final)
-            self._say(structured_answer_note(final))
+        if self.idle_replies >= _IDLE_BEFORE_STRUCTURED and self._ask_structured():
+            self._say(structured_answer_note(self.final.schema()))
             return
         self._say(self.steering.unread(reply))
+
+    def _ask_structured(self) -> bool:
+        """Make the next request ask for the final call held to its schema, when allowed."""
+        if self.settings.structured_answer != "auto" or self.structured_refused:
+            return False
+        self.answer_format = structured_answer_format(self.final.schema())
+        return True
 
     def _event_note(self, text: str) -> None:
         if self.agent.events:

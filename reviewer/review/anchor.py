@@ -33,8 +33,9 @@ def place(finding: FindingIn, change: Change, counter: LineCounter) -> Finding:
         change, finding.path, finding.line, end_line, finding.side, finding.suggestion is not None
     )
     code = _excerpt(finding, file, counter)
-    # A finding moved to where its quote is (grounding.py) says so.
-    note = "; ".join(part for part in (finding._moved, note) if part)
+    # A finding moved to where its quote is, or kept without its quote (grounding.py),
+    # says so.
+    note = "; ".join(part for part in (finding._grounding, note) if part)
     return Finding(
         path=finding.path,
         line=line,
@@ -51,7 +52,6 @@ def place(finding: FindingIn, change: Change, counter: LineCounter) -> Finding:
         code=code,
         new_file_line=_where_removed(file, line) if finding.side == "LEFT" else None,
         confidence=finding.confidence,
-        discard_reason=finding._ungrounded,
     )
 
 

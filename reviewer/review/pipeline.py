@@ -89,9 +89,8 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
         # what it is judged by. What it names is reported as dismissed, never counted.
         # The noise table (data/noise.toml) before the ignore file: what it discards is
         # kept for the report, never posted.
-        placed, ungrounded = _split_ungrounded(_place_all(raw, change, counter, redactor))
+        placed = _place_all(raw, change, counter, redactor)
         placed, discarded = apply_noise_table(placed, change)
-        discarded = [*ungrounded, *discarded]
         findings, ignored = ignore.split(placed)
         # Checked before the cut by min_severity and max_findings: a refuted finding must
         # not take a place a real one needs.
@@ -247,11 +246,6 @@ def _check_submission(
         if problem:
             problems[number] = problem
     return problems
-
-
-def _split_ungrounded(placed: list[Finding]) -> tuple[list[Finding], list[Finding]]:
-    """The findings kept, and those discarded unchecked (grounding.UNGROUNDED)."""
-    return [f for f in placed if not f.discard_reason], [f for f in placed if f.discard_reason]
 
 
 def _place_all(

@@ -98,11 +98,9 @@ class FindingIn(BaseModel):
         description="How sure you are that this is a real problem, from 0 to 1, judged by "
         "the evidence you read.",
     )
-    # How the pipeline moved the finding to where its quote is (grounding.py), for reports.
-    _moved: str = PrivateAttr("")
-    # Why the finding is discarded unchecked (grounding.py: a quote the model sent again after
-    # it was told the quote is not in the file), or "".
-    _ungrounded: str = PrivateAttr("")
+    # What grounding did to the finding (grounding.py: moved to where its quote is, or kept
+    # without a quote that is in no file), for the reports; "" when nothing.
+    _grounding: str = PrivateAttr("")
 
     @field_validator("severity", mode="before")
     @classmethod
