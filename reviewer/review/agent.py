@@ -11,14 +11,11 @@ the conversation is kept inside the context window by shortening old tool result
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
-from reviewer.errors import ToolError
 from reviewer.findings import Usage
 from reviewer.llm import (
     ChatModel,
@@ -38,25 +35,18 @@ from reviewer.review.budget import (
 )
 from reviewer.review.call_example import call_example
 from reviewer.review.steering import Steering
-from reviewer.review.structured_answer import structured_answer_format, structured_answer_note
 from reviewer.review.submission import FinalTool, FindingIn, offered_tools
 from reviewer.review.tokens import estimate_request_tokens
+from reviewer.review.tool_runs import ToolRuns
 from reviewer.review.window import Window
 from reviewer.safety.redact import Redactor
 from reviewer.settings.config import Settings
-from reviewer.tools import parse_arguments, run_tool
 from reviewer.workspace import Workspace
 
 # When this share of a budget is used, the model is told to finish.
 _WRAP_UP_SHARE = 0.85
-# Tools of one reply run at the same time, at most this many.
-_TOOL_WORKERS = 8
 # Replies in a row without a usable tool call before the loop gives up on the model.
 _MAX_IDLE_REPLIES = 4
-# Replies in a row without a usable tool call after which the next request asks for the
-# final call held to its schema (structured_answer.py): the first is answered with the
-# example call, which a model that can call tools takes up.
-_IDLE_BEFORE_STRUCTURED = 2
 
 # What the final tool accepts: a review's submission, an answer's text.
 T = TypeVar("T")
@@ -112,7 +102,12 @@ class _Run(Generic[T]):
         self.tools = offered_tools(agent.final.schema())
         offered = frozenset(tool["function"]["name"] for tool in self.tools)
         self.steering = Steering(
-            agent.final.name, agent.final.purpose, offered, call_example(agent.final.schema())
+            agent.final.name,
+            agent.final.purpose,
+            offered,
+            call_example(agent.final.schema()),
+            final_schema=agent.final.schema(),
+            structured=agent.settings.structured_answer == "auto",
         )
         self.messages: list[dict[str, Any]] = [
             {"role": "system", "content": system},
@@ -124,9 +119,14 @@ class _Run(Generic[T]):
         self.budget = agent.budget or ReviewBudget(self.settings, clock=agent.clock)
         self.usage = Usage()
         self.turns = 0
-        self.tool_calls = 0
-        self.refused_tool_calls = 0
-        self.cache: dict[str, str] = {}
+        self.runs = ToolRuns(
+            agent.workspace,
+            agent.redactor,
+            self.budget,
+            agent.final.name,
+            agent.settings.max_tool_calls,
+            agent.events,
+        )
         self.window = Window()
         self.warned = False
         # Turns in which the model still asked for tools after the tool budget was spent.
@@ -136,9 +136,8 @@ class _Run(Generic[T]):
         self.idle_replies = 0
         self.last_text = ""
         # The response_format of the next request when it asks for the final call's
-        # arguments held to their schema; None for an ordinary request.
+        # arguments held to their schema (steering.py); None for an ordinary request.
         self.answer_format: dict[str, Any] | None = None
-        self.structured_refused = False
         self.unverified: list[FindingIn] = []
         self.started = agent.clock()
         self.deadline = self.budget.deadline
@@ -151,7 +150,7 @@ class _Run(Generic[T]):
             if reason:
                 return self._outcome(None, reason)
             if self.agent.events:
-                self.agent.events.turn_started(self.turns + 1, self.usage, self.tool_calls)
+                self.agent.events.turn_started(self.turns + 1, self.usage, self.runs.calls)
             structured = self.answer_format is not None
             try:
                 reply = self._ask()
@@ -164,8 +163,9 @@ class _Run(Generic[T]):
             except ModelError as exc:
                 if structured and not isinstance(exc, EndpointError):
                     # The server would not take the structured request: ordinary ones only.
-                    self.structured_refused = True
-                    self._event_note(f"the structured answer was refused ({exc}); not asked again")
+                    self.steering.structured = False
+                    if self.agent.events:
+                        self.agent.events.note(f"a structured answer was refused: {exc}")
                     continue
                 return self._outcome(None, f"the model failed: {exc}")
             if isinstance(reply, str):
@@ -190,19 +190,20 @@ class _Run(Generic[T]):
                 self.idle_replies += 1
                 if self.idle_replies >= _MAX_IDLE_REPLIES:
                     return self._outcome(None, _no_tool_calls(self.idle_replies))
-                self._nudge(reply)
+                note, self.answer_format = self.steering.unread(reply, self.idle_replies)
+                self._say(note)
                 continue
             self.idle_replies = 0
-            refused_before = self.refused_tool_calls
+            refused_before = self.runs.refused
             submission = self._answer_calls(reply.tool_calls)
             if submission is not None:
                 return self._outcome(submission, "")
             if structured:
                 # Refused: the fix is asked for the same way (this model writes no calls).
-                self._ask_structured()
+                self.answer_format = self.steering.structured_format()
             if stop := self.steering.after_calls(reply.tool_calls):
                 return self._outcome(None, stop)
-            if self.refused_tool_calls > refused_before:
+            if self.runs.refused > refused_before:
                 self.turns_past_tool_budget += 1
             self._maybe_warn()
 
@@ -262,7 +263,7 @@ class _Run(Generic[T]):
         processes); the answers go back in the order of the calls."""
         final, steering = self.final.name, self.steering
         to_run = [c for c in calls if c.name != final and steering.not_offered(c) is None]
-        answers = self._run_tools(to_run)
+        answers = self.runs.answer(to_run)
         accepted: T | None = None
         for call in calls:
             if (refusal := steering.not_offered(call)) is not None:
@@ -277,51 +278,6 @@ class _Run(Generic[T]):
                 "tool_result", {"tool_call_id": call.id, "name": call.name, "content": text}
             )
         return accepted
-
-    def _run_tools(self, calls: list[ToolCall]) -> list[str]:
-        """The answers to `calls`, in order: from the cache (an identical earlier call, also
-        one earlier in the same reply), refused past the budget, or run (concurrently)."""
-        answers: list[str | None] = [None] * len(calls)
-        keys = [_cache_key(call) for call in calls]
-        running: set[str] = set()
-        to_run: list[int] = []
-        for index, call in enumerate(calls):
-            arguments = call.arguments_json()
-            key = keys[index]
-            self.tool_calls += 1
-            if key in self.cache or key in running:  # answered from the first call's result
-                if self.agent.events:
-                    self.agent.events.tool_called(call.name, arguments, True)
-                continue
-            if not self.budget.take_tool_call():
-                self.refused_tool_calls += 1
-                answers[index] = (
-                    f"Error: the review's tool-call budget ({self.settings.max_tool_calls}) is "
-                    f"spent; call {self.final.name} now with what you have."
-                )
-                continue
-            if self.agent.events:
-                self.agent.events.tool_called(call.name, arguments, False)
-            running.add(key)
-            to_run.append(index)
-        for index, text in zip(to_run, self._execute([calls[i] for i in to_run]), strict=True):
-            answers[index] = text
-            self.cache[keys[index]] = text
-        for index, key in enumerate(keys):
-            if answers[index] is None:
-                earlier = self.cache[key]
-                answers[index] = "[Same call as before; this is its earlier answer.]\n" + earlier
-        return [text or "" for text in answers]
-
-    def _execute(self, calls: list[ToolCall]) -> list[str]:
-        def one(call: ToolCall) -> str:
-            workspace, redactor = self.agent.workspace, self.agent.redactor
-            return run_tool(call.name, call.arguments, workspace, redactor).text
-
-        if len(calls) <= 1:
-            return [one(call) for call in calls]
-        with ThreadPoolExecutor(max_workers=min(len(calls), _TOOL_WORKERS)) as pool:
-            return list(pool.map(one, calls))
 
     def _submit(self, call: ToolCall) -> tuple[str, T | None]:
         verdict = self.final.accept(call.arguments)
@@ -348,25 +304,6 @@ class _Run(Generic[T]):
                 "Your budget is nearly spent. Stop investigating and call "
                 f"{self.final.name} now with {self.final.purpose}."
             )
-
-    def _nudge(self, reply: Reply) -> None:
-        """The words after a reply with no usable call; from the second in a row on, the next
-        request asks for the final call held to its schema (structured_answer.py)."""
-        if self.idle_replies >= _IDLE_BEFORE_STRUCTURED and self._ask_structured():
-            self._say(structured_answer_note(self.final.schema()))
-            return
-        self._say(self.steering.unread(reply))
-
-    def _ask_structured(self) -> bool:
-        """Make the next request ask for the final call held to its schema, when allowed."""
-        if self.settings.structured_answer != "auto" or self.structured_refused:
-            return False
-        self.answer_format = structured_answer_format(self.final.schema())
-        return True
-
-    def _event_note(self, text: str) -> None:
-        if self.agent.events:
-            self.agent.events.note(text)
 
     def _say(self, text: str) -> None:
         last = self.messages[-1]
@@ -406,7 +343,7 @@ class _Run(Generic[T]):
             submission=submission,
             usage=self.usage,
             turns=self.turns,
-            tool_calls=self.tool_calls,
+            tool_calls=self.runs.calls,
             stop_reason=reason,
             unverified_findings=self.unverified if submission is None else [],
             last_text=self.last_text,
@@ -421,11 +358,3 @@ def _no_tool_calls(replies: int) -> str:
         "Ollama: pick a model with tool support; vLLM: --enable-auto-tool-choice "
         "--tool-call-parser NAME)"
     )
-
-
-def _cache_key(call: ToolCall) -> str:
-    try:
-        arguments: Any = parse_arguments(call.arguments)
-    except ToolError:
-        arguments = call.arguments_json()
-    return call.name + "\x00" + json.dumps(arguments, sort_keys=True, default=str)

@@ -6,7 +6,10 @@ gives up on it.
   and a cut submission must never be accepted), the model is told its answer was too long
   and asked again, within the budgets; after three such replies in a row the loop stops.
 - A reply in prose, with no call, is answered with how to call the final tool, and an
-  example of that call written as the one JSON object the loop also reads as a call.
+  example of that call written as the one JSON object the loop also reads as a call; from
+  the second such reply in a row on, the next request asks for the final call's arguments
+  held to its schema (structured_answer.py), and so does the request after such an answer
+  was refused.
 - A call of a tool this loop does not offer (`submit_review` where a question expects
   `submit_answer`) is answered with the tool that ends this loop; after three replies in a
   row that call only such tools the loop stops, saying so (raising a budget would not help).
@@ -18,10 +21,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from reviewer.llm import Reply, ToolCall
+from reviewer.review.structured_answer import structured_answer_format, structured_answer_note
 
 # Replies in a row cut off, or calling only tools not offered, before the loop gives up.
 MAX_CUT_REPLIES = 3
 MAX_WRONG_TOOL_REPLIES = 3
+# Replies in a row with no usable call after which the next request asks for the final call
+# held to its schema: the first is answered with the example call, which a model that can
+# call tools takes up.
+IDLE_BEFORE_STRUCTURED = 2
 # What is kept of a cut reply's text in the conversation: enough to see where it went.
 _CUT_TEXT_CHARS = 600
 
@@ -33,6 +41,10 @@ class Steering:
     offered: frozenset[str]
     # A filled-in call of `final` as one JSON object (call_example.py), shown after prose.
     example: str = ""
+    # The final tool's declaration, and whether a structured answer may be asked for (the
+    # setting, until the server refuses one).
+    final_schema: dict[str, Any] | None = None
+    structured: bool = False
     cut_in_a_row: int = 0
     wrong_in_a_row: int = 0
 
@@ -68,8 +80,22 @@ class Steering:
 
     # --- replies that call no tool ----------------------------------------------------------
 
-    def unread(self, reply: Reply) -> str:
-        """The note after a reply that called no tool (and held no call written as text)."""
+    def unread(self, reply: Reply, in_a_row: int) -> tuple[str, dict[str, Any] | None]:
+        """The note after the `in_a_row`-th reply in a row that called no tool (and held no
+        call written as text), and the response_format of the next request (None: an
+        ordinary one)."""
+        answer_format = self.structured_format() if in_a_row >= IDLE_BEFORE_STRUCTURED else None
+        if answer_format is not None and self.final_schema is not None:
+            return structured_answer_note(self.final_schema), answer_format
+        return self._unread_note(reply), None
+
+    def structured_format(self) -> dict[str, Any] | None:
+        """The response_format that asks for the final call held to its schema, when allowed."""
+        if not self.structured or self.final_schema is None:
+            return None
+        return structured_answer_format(self.final_schema)
+
+    def _unread_note(self, reply: Reply) -> str:
         if not reply.content.strip():
             return f"Your reply was empty. Call a tool to investigate, or call {self.final}."
         text = (
