@@ -33,6 +33,10 @@ FINDINGS = [
     finding("Consider a named constant", body="It would read better."),  # speculative: info
     finding("Consider checking the result", body="compute raises on a bad input."),  # kept
     finding("Trailing whitespace hides an injected quote", category="security"),  # exempt
+    # What the change does, no problem: change-description, discard (Qwen2.5-Coder-1.5B).
+    finding("Function added", body="The function `compute` is added."),
+    # The same words with a concrete failure: kept.
+    finding("Guard removed", body="compute(None) now raises TypeError."),
 ]
 EXPECTED = {  # title -> (where, severity, noise class)
     "compute is undefined here": ("findings", "medium", ""),
@@ -43,6 +47,8 @@ EXPECTED = {  # title -> (where, severity, noise class)
     "Consider a named constant": ("suppressed", "info", "speculative"),
     "Consider checking the result": ("findings", "medium", ""),
     "Trailing whitespace hides an injected quote": ("findings", "medium", ""),
+    "Function added": ("discarded", "medium", "change-description"),
+    "Guard removed": ("findings", "medium", ""),
 }
 
 
@@ -89,8 +95,13 @@ def test_each_noise_class_does_what_the_table_says(reviewed: Any) -> None:
         untouched["noise_note"]
     )
     assert not any(by_title[t]["force_verify"] for t in EXPECTED if t != untouched["title"])
-    for discarded in report["discarded"]:
-        assert discarded["reason"].startswith("discarded: what a linter or formatter reports")
+    reasons = {d["title"]: d["reason"] for d in report["discarded"]}
+    for title in ("Trailing whitespace after the call", "Line too long"):
+        assert reasons[title].startswith("discarded: what a linter or formatter reports")
+    assert reasons["Function added"] == (
+        'discarded: a description of what the change does, with no problem in it ("Function '
+        "added\") (title says 'added', names no concrete failure)"
+    )
     assert "category style" in by_title["Trailing whitespace after the call"]["reason"]
     assert "title says 'line too long'" in by_title["Line too long"]["reason"]
     assert by_title["Missing docstring for the module"]["noise_note"].startswith(
@@ -100,11 +111,12 @@ def test_each_noise_class_does_what_the_table_says(reviewed: Any) -> None:
         by_title["Consider a named constant"]["noise_note"]
     )
     assert {row["name"]: row["count"] for row in report["noise"]} == {
-        "untouched-code": 1, "linter": 2, "nit": 1, "speculative": 1
+        "untouched-code": 1, "linter": 2, "change-description": 1, "nit": 1, "speculative": 1
     }  # fmt: skip
-    assert report["counts"]["medium"] == 4 and report["counts"]["info"] == 0
+    assert report["counts"]["medium"] == 5 and report["counts"]["info"] == 0
     line = "noise table: 1 sent to verification (untouched-code), 2 discarded (linter), "
-    line += "1 lowered to info (nit), 1 lowered to info (speculative)"
+    line += "1 discarded (change-description), 1 lowered to info (nit), "
+    line += "1 lowered to info (speculative)"
     terminal = " ".join(outputs["terminal"].read_text().split())
     assert line in terminal and "`discarded` list" in terminal
     markdown = outputs["markdown"].read_text()

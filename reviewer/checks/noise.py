@@ -91,9 +91,14 @@ class NoiseTable:
 def noise_table() -> NoiseTable:
     text = files("reviewer").joinpath("data/noise.toml").read_text(encoding="utf-8")
     data = tomllib.loads(text)
+    named = data.get("words", {})
     classes = []
     for row in data["class"]:
-        match = row.get("match", {})
+        # A list of words may be given by its name under [words] (one list, several classes).
+        match = {
+            key: named[value] if isinstance(value, str) and key.endswith("_words") else value
+            for key, value in row.get("match", {}).items()
+        }
         if row["action"] not in ACTIONS:
             raise ValueError(f"noise.toml: unknown action {row['action']!r}")
         classes.append(
