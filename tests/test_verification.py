@@ -117,6 +117,45 @@ def test_a_quote_sent_again_after_it_was_refused_is_dropped_and_the_finding_kept
     assert kept["Division by zero on an empty list"]["placement_note"] == ""
 
 
+@pytest.mark.parametrize(
+    ("invalid", "problem"),
+    [
+        pytest.param(finding(line=90), "line 90 is past the end of 'app.py'", id="past-the-end"),
+        pytest.param(
+            finding(path="../outside.py"), "resolves outside the working directory", id="outside"
+        ),
+    ],
+)
+def test_a_finding_refused_and_sent_again_unchanged_is_discarded_and_the_review_completes(
+    invalid: dict[str, Any],
+    problem: str,
+    feature: GitRepo,
+    env: None,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Qwen2.5-Coder-1.5B, asked for its answer held to the schema, sent the same refused
+    # finding until max_seconds ended the review (bench/README.md): the second time, the
+    # submission is taken without it and it is discarded with why; the others are posted.
+    invalid = {**invalid, "title": "Refused twice"}
+    grounded = finding(quote="return total(items) / len(items)")
+    script = [submit_review(invalid, grounded), submit_review(invalid, grounded)]
+    with FakeLLM(script) as llm:
+        code, report = run(feature, llm, tmp_path, monkeypatch)
+        first_answer = next(m for m in llm.bodies[1]["messages"] if m["role"] == "tool")
+        llm.assert_no_failures()
+    assert problem in first_answer["content"]
+    assert len(llm.requests) == 2
+    assert code == 0 and report["status"] == "complete"
+    assert [f["title"] for f in report["findings"]] == ["Division by zero on an empty list"]
+    (discarded,) = report["discarded"]
+    assert discarded["title"] == "Refused twice"
+    assert discarded["reason"].startswith(
+        "not accepted, and sent again unchanged after the model was told why: "
+    )
+    assert problem in discarded["reason"]
+
+
 @pytest.mark.verification
 def test_a_finding_kept_without_its_quote_is_checked_by_verification(
     feature: GitRepo, env: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch

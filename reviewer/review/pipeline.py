@@ -33,6 +33,7 @@ from reviewer.review.budget import ReviewBudget, verify_price
 from reviewer.review.context import BatchContext
 from reviewer.review.lines import LineCounter
 from reviewer.review.prepare import ReviewRequest, prepare_review
+from reviewer.review.refusals import Refusals
 from reviewer.review.submission import (
     SUBMIT_REVIEW,
     FindingIn,
@@ -89,8 +90,9 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
         # what it is judged by. What it names is reported as dismissed, never counted.
         # The noise table (data/noise.toml) before the ignore file: what it discards is
         # kept for the report, never posted.
-        placed = _place_all(raw, change, counter, redactor)
+        placed, refused = _split_refused(_place_all(raw, change, counter, redactor))
         placed, discarded = apply_noise_table(placed, change)
+        discarded = [*refused, *discarded]
         findings, ignored = ignore.split(placed)
         # Checked before the cut by min_severity and max_findings: a refuted finding must
         # not take a place a real one needs.
@@ -161,7 +163,7 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
 
     def review_batch(batch: BatchContext) -> AgentOutcome:
         number = plan.batches.index(batch) + 1
-        refused_quotes: set[tuple[str, ...]] = set()  # grounding.ground: this loop's
+        refused = Refusals()  # what this loop's submissions were refused for
         part_events = events.for_part(number, len(plan.batches), batch.label) if events else None
         agent = Agent(
             model=chat_model(settings, events, profile, connection, SUBMIT_REVIEW),
@@ -169,7 +171,7 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
             settings=settings,
             final=ReviewSubmission(
                 lambda submission: _check_submission(
-                    submission, change, workspace, counter, refused_quotes
+                    submission, change, workspace, counter, refused
                 )
             ),
             redactor=redactor,
@@ -226,26 +228,40 @@ def _check_submission(
     change: Change,
     workspace: Workspace,
     counter: LineCounter,
-    refused_quotes: set[tuple[str, ...]],
+    refused: Refusals,
 ) -> dict[int, str]:
     problems: dict[int, str] = {}
     for number, finding in enumerate(submission.findings, 1):
-        try:
-            finding.path = workspace.normalize(finding.path, allow_root=False)
-        except ToolError as exc:
-            problems[number] = str(exc)
-            continue
-        problem = check_finding(
-            finding, counter, lambda path, line: change.locate(path, line, "LEFT") is not None
-        ) or ground(
-            finding,
-            change,
-            lambda path, side: side_lines(path, side, change, counter),
-            refused_quotes,
-        )
-        if problem:
+        problem = _finding_problem(finding, change, workspace, counter, refused)
+        if problem and not refused.again(finding, problem):
             problems[number] = problem
     return problems
+
+
+def _finding_problem(
+    finding: FindingIn,
+    change: Change,
+    workspace: Workspace,
+    counter: LineCounter,
+    refused: Refusals,
+) -> str | None:
+    try:
+        finding.path = workspace.normalize(finding.path, allow_root=False)
+    except ToolError as exc:
+        return str(exc)
+    return check_finding(
+        finding, counter, lambda path, line: change.locate(path, line, "LEFT") is not None
+    ) or ground(
+        finding,
+        change,
+        lambda path, side: side_lines(path, side, change, counter),
+        refused.quotes,
+    )
+
+
+def _split_refused(placed: list[Finding]) -> tuple[list[Finding], list[Finding]]:
+    """The findings kept, and those refused twice unchanged (Refusals.again): discarded."""
+    return [f for f in placed if not f.discard_reason], [f for f in placed if f.discard_reason]
 
 
 def _place_all(

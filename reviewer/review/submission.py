@@ -101,6 +101,9 @@ class FindingIn(BaseModel):
     # What grounding did to the finding (grounding.py: moved to where its quote is, or kept
     # without a quote that is in no file), for the reports; "" when nothing.
     _grounding: str = PrivateAttr("")
+    # Why the finding is discarded unchecked (Refusals.again: refused, then sent again
+    # unchanged), or "".
+    _refused: str = PrivateAttr("")
 
     @field_validator("severity", mode="before")
     @classmethod
