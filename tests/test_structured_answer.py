@@ -16,7 +16,7 @@ import pytest
 
 from reviewer.review.structured_answer import structured_answer_format
 from reviewer.review.submission import submit_review_schema
-from reviewer.testing import FakeLLM, error, reply
+from reviewer.testing import FakeLLM, error, reply, tool_call
 from tests.conftest import GitRepo
 from tests.test_review import env, feature, finding, run, submit
 
@@ -162,3 +162,28 @@ def test_a_server_that_refuses_the_structured_request_otherwise_gets_ordinary_on
         structured = ["response_format" in b for b in llm.bodies]
     assert code == 0 and report["status"] == "complete"
     assert structured == [False, False, True, False, False]
+
+
+@pytest.mark.verification
+def test_a_verifier_that_answers_in_prose_is_asked_for_its_verdict_held_to_the_schema(
+    feature: GitRepo, env: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The verification pass is the same loop with submit_verdict as its final tool: a small
+    # model that argues in prose gives its verdict under the schema.
+    refuted = {"verdict": "refuted", "reason": "items is never empty here."}
+    script = [
+        reply(tool_calls=[tool_call("submit_review", SUBMISSION)]),
+        reply("The finding looks wrong to me."),
+        reply("I think it is refuted."),
+        reply(json.dumps(refuted)),
+    ]
+    with FakeLLM(script) as llm:
+        code, report = run(feature, llm, tmp_path, monkeypatch)
+        bodies = llm.bodies
+        llm.assert_no_failures()
+    sent = bodies[3]["response_format"]["json_schema"]
+    assert sent["name"] == "submit_verdict" and "tools" not in bodies[3]
+    assert sent["schema"]["properties"]["verdict"]["enum"] == ["confirmed", "refuted", "uncertain"]
+    assert code == 0 and report["status"] == "complete" and report["findings"] == []
+    (discarded,) = report["discarded"]
+    assert discarded["reason"] == "refuted by verification: items is never empty here."
