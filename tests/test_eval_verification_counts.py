@@ -87,7 +87,9 @@ def outcome(
         "posted": posted,
         "merged": merged,
         "discarded": noise + refuted + unsure,
-        "discarded_by": {"noise": noise, "refuted": refuted, "min_confidence": unsure},
+        "discarded_by": {
+            "noise": noise, "refuted": refuted, "min_confidence": unsure, "invalid": 0
+        },
         "unverified": unverified,
     }
 
@@ -133,9 +135,9 @@ def test_the_sample_dataset_with_verification_counts_every_finding_exactly(
     assert (llm["tp"], llm["fp"], llm["fn"], llm["clean_findings"]) == (3, 0, 0, 0)
     report = (tmp_path / "all" / "report.md").read_text()
     assert "## Verification" in report
-    assert "| moving-sum-off-by-one | 1 | 0 | 2 | 1 | 0 | 1 | 0 |" in report
-    assert "| find-user-sql-injection | 2 | 1 | 0 | 0 | 0 | 0 | 1 |" in report
-    assert "| total | 3 | 1 | 4 | 1 | 2 | 1 | 1 |" in report
+    assert "| moving-sum-off-by-one | 1 | 0 | 2 | 1 | 0 | 1 | 0 | 0 |" in report
+    assert "| find-user-sql-injection | 2 | 1 | 0 | 0 | 0 | 0 | 0 | 1 |" in report
+    assert "| total | 3 | 1 | 4 | 1 | 2 | 1 | 0 | 1 |" in report
 
     # The same cases with verify = "off": the cached reviews, no model asked; then compared.
     monkeypatch.setenv("REVIEWER_VERIFY", "off")
@@ -235,3 +237,22 @@ def test_one_review_of_a_sample_case_reports_the_same_counts_in_its_json(
     assert len(unverified) == 1
     assert sum(f["merged_from"] - 1 for f in report["findings"]) == 1
     assert report["counts"] == {"critical": 1, "high": 0, "medium": 1, "low": 1, "info": 0}
+
+
+def test_a_finding_refused_twice_is_counted_as_discarded_invalid(
+    env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The scripted reviewer sends the same submission each turn, as Qwen2.5-Coder-1.5B did:
+    # a finding past the end of bounds.py is refused, then taken out and discarded.
+    monkeypatch.setenv("REVIEWER_VERIFY", "off")
+    past_the_end = finding("bounds.py", 99, "medium", "Past the end of the file")
+    reviews = {**REVIEWS, "clamp": [past_the_end]}
+    with Models(reviews, RULES):
+        code, results = run_eval(tmp_path, str(SAMPLE), "--only", "clamp-clearer-names")
+    assert code == 0, results.get("errors")
+    (case,) = results["cases"]
+    assert case["review"]["status"] == "complete"
+    assert case["verification"] == outcome(0, 0, noise=0, refuted=0, unsure=0, unverified=0) | {
+        "discarded": 1,
+        "discarded_by": {"noise": 0, "refuted": 0, "min_confidence": 0, "invalid": 1},
+    }

@@ -10,7 +10,8 @@ many it could not check.
 - merged: findings that were the same problem as another and were merged into it (a
   finding standing for three counts two);
 - discarded: never posted, by reason: the noise table, refuted by verification, under
-  min_confidence;
+  min_confidence, invalid (refused by the review's checks and sent again unchanged,
+  review/refusals.py);
 - unverified: posted findings that verification could not check (a budget spent, the
   verifier's endpoint failed).
 """
@@ -20,8 +21,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from reviewer.review.refusals import REFUSED_AGAIN
+
 # The reasons a finding is discarded, in the report's order.
-DISCARD_REASONS = ("noise", "refuted", "min_confidence")
+DISCARD_REASONS = ("noise", "refuted", "min_confidence", "invalid")
 
 
 def discard_reason_kind(finding: dict[str, Any]) -> str:
@@ -31,6 +34,8 @@ def discard_reason_kind(finding: dict[str, Any]) -> str:
         return "refuted"
     if finding.get("noise") and finding.get("discard_reason", "") == finding.get("noise_note"):
         return "noise"
+    if finding.get("discard_reason", "").startswith(REFUSED_AGAIN):
+        return "invalid"
     return "min_confidence"
 
 
