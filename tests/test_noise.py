@@ -36,7 +36,7 @@ FINDINGS = [
     # What the change does, no problem: change-description, discard (Qwen2.5-Coder-1.5B).
     finding("Function added", body="The function `compute` is added."),
     # The same words with a concrete failure: kept.
-    finding("Guard removed", body="compute(None) now raises TypeError."),
+    finding("Function added without a guard", line=48, body="compute(None) raises TypeError."),
 ]
 EXPECTED = {  # title -> (where, severity, noise class)
     "compute is undefined here": ("findings", "medium", ""),
@@ -48,7 +48,7 @@ EXPECTED = {  # title -> (where, severity, noise class)
     "Consider checking the result": ("findings", "medium", ""),
     "Trailing whitespace hides an injected quote": ("findings", "medium", ""),
     "Function added": ("discarded", "medium", "change-description"),
-    "Guard removed": ("findings", "medium", ""),
+    "Function added without a guard": ("findings", "medium", ""),
 }
 
 
@@ -100,7 +100,7 @@ def test_each_noise_class_does_what_the_table_says(reviewed: Any) -> None:
         assert reasons[title].startswith("discarded: what a linter or formatter reports")
     assert reasons["Function added"] == (
         'discarded: a description of what the change does, with no problem in it ("Function '
-        "added\") (title says 'added', names no concrete failure)"
+        "added\") (title says 'function added', names no concrete failure)"
     )
     assert "category style" in by_title["Trailing whitespace after the call"]["reason"]
     assert "title says 'line too long'" in by_title["Line too long"]["reason"]
