@@ -45,7 +45,7 @@ def eval_command(args: argparse.Namespace) -> int:
     cache_dir = (args.cache or default_cache()).resolve()
     out = checked_out(args.out)
     if args.transcripts is not None:
-        checked_out(args.transcripts, "--transcripts", "the transcripts")
+        checked_out(args.transcripts, "--transcripts", "transcripts", "CASE.jsonl")
     flags = {"model": args.model}
     judge = _judge(args, flags) if args.judge == "llm" else None
     datasets = _datasets(args, cache_dir, say)

@@ -13,11 +13,14 @@ from reviewer.report import check_writable
 from reviewer.safety.sinks import log
 
 
-def checked_out(out: Path, option: str = "--out", what: str = "results.json") -> Path:
+def checked_out(
+    out: Path, option: str = "--out", what: str = "results", file: str = "results.json"
+) -> Path:
+    """`out`, a folder that `file` (what is written there) can be written in: checked before
+    any case is run (and paid), or the results would be lost."""
     if out.exists() and not out.is_dir():
-        raise ReviewerError(f"{option} '{out}' is a file; give a folder for {what}")
-    # Before any case is run (and paid): results that cannot be written would be lost.
-    check_writable(out / "results.json", "results")
+        raise ReviewerError(f"{option} '{out}' is a file; give a folder for {file}")
+    check_writable(out / file, what)
     return out
 
 
