@@ -12,9 +12,9 @@ import pytest
 
 from reviewer.change import Hunk, load_change
 from reviewer.change.batching import Batch, Piece, group_key, plan_batches
+from reviewer.change.diff_text import render_hunk, render_piece, rendered_size
 from reviewer.cli.program import main
-from reviewer.review.diff_text import render_hunk, render_piece, rendered_size
-from reviewer.review.tokens import estimate_request_tokens
+from reviewer.loop.tokens import estimate_request_tokens
 from reviewer.testing import FakeLLM, reply, tool_call
 from tests.conftest import GitRepo
 

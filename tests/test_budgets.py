@@ -14,7 +14,7 @@ import pytest
 
 from reviewer.cli.program import main
 from reviewer.findings import Usage
-from reviewer.review.budget import ReviewBudget
+from reviewer.loop.budget import ReviewBudget
 from reviewer.settings.config import Settings
 from reviewer.testing import FakeLLM, reply, tool_call
 from tests.conftest import GitRepo
@@ -163,9 +163,9 @@ def test_a_failed_request_releases_its_reservation() -> None:
 def test_the_tools_of_one_reply_run_at_the_same_time_and_answer_in_order(
     split_change: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import reviewer.review.tool_runs
+    import reviewer.loop.tool_runs
 
-    real = reviewer.review.tool_runs.run_tool
+    real = reviewer.loop.tool_runs.run_tool
 
     # Four distinct calls meet at a barrier: it opens only if they run at the same time (one
     # after another, the first would wait alone until the barrier's safety bound breaks it).
@@ -175,7 +175,7 @@ def test_the_tools_of_one_reply_run_at_the_same_time_and_answer_in_order(
         together.wait()
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(reviewer.review.tool_runs, "run_tool", slow)
+    monkeypatch.setattr(reviewer.loop.tool_runs, "run_tool", slow)
     monkeypatch.setenv("REVIEWER_CONTEXT_WINDOW", "128000")  # one part
     paths = [f"pkg{d}/mod0.py" for d in range(4)]
     calls = [tool_call("read_file_lines", {"path": p, "startLine": 1, "endLine": 1}) for p in paths]

@@ -117,20 +117,20 @@ def test_a_repository_without_commits(make_repo) -> None:
 def test_tools_lists_every_tool_and_json_is_what_the_model_is_offered() -> None:
     """submit_review too: the model is offered it, and a script for the fake model writes
     its arguments, so both listings show it and its finding fields."""
-    from reviewer.review.submission import FindingIn, offered_tools
+    from reviewer.review.submission import FindingIn, review_tools
 
     listing = reviewer("tools")
     assert listing.returncode == 0
-    for schema in offered_tools():
+    for schema in review_tools():
         assert "\n" + schema["function"]["name"] + "(" in "\n" + listing.stdout
-    assert [s["function"]["name"] for s in offered_tools()][-1] == "submit_review"
+    assert [s["function"]["name"] for s in review_tools()][-1] == "submit_review"
     assert "submit_review(summary: string, findings: array)  [the model's final answer" in (
         listing.stdout
     )
     for field in FindingIn.model_fields:
         assert f" {field}" in listing.stdout.split("each of findings:")[1]
     as_json = reviewer("tools", "--json")
-    assert json.loads(as_json.stdout) == offered_tools()
+    assert json.loads(as_json.stdout) == review_tools()
     ran = reviewer("tool", "submit_review", "{}")
     assert ran.returncode == 2 and "the model's final answer, not a tool to run" in ran.stderr
 

@@ -14,7 +14,7 @@ import pytest
 from reviewer.cli.program import main
 from reviewer.errors import ReviewerError
 from reviewer.findings import Usage
-from reviewer.review.budget import ReviewBudget
+from reviewer.loop.budget import ReviewBudget
 from reviewer.settings.config import Settings
 from reviewer.settings.pricing import Price, known_prices, price_for
 from reviewer.testing import FakeLLM, reply, tool_call

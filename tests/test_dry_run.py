@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from reviewer.cli.program import main
+from reviewer.loop.tokens import estimate_request_tokens
 from reviewer.review.submission import submit_review_schema
-from reviewer.review.tokens import estimate_request_tokens
 from reviewer.testing import FakeLLM
 from reviewer.tools import tool_schemas
 from tests.conftest import GitRepo

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from reviewer.llm import ChatModel
-from reviewer.review.agent import Agent
+from reviewer.loop.agent import Agent
 from reviewer.review.submission import SUBMIT_ANSWER, AnswerSubmission, SubmitAnswer
 from reviewer.safety.redact import Redactor
 from reviewer.settings.config import Settings

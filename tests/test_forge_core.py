@@ -51,3 +51,30 @@ def test_the_check_sees_an_adapter_import() -> None:
         "reviewer.gitlab",
         "gitlab.v4",
     ]
+
+
+# The layers below the review: the agent loop (loop/) runs for a review, a verification and an
+# answer, so it knows no finding and no prompt of theirs; llm/ is below the loop.
+LAYERS = {
+    "loop": ("reviewer.review", "reviewer.checks", "reviewer.forge", "reviewer.report"),
+    "llm": ("reviewer.loop", "reviewer.review", "reviewer.checks", "reviewer.forge"),
+    "change": ("reviewer.review", "reviewer.loop", "reviewer.checks"),
+}
+
+
+def _below(package: str, forbidden: tuple[str, ...]) -> list[str]:
+    root = Path(reviewer.forge.__file__).parent.parent / package
+    return [
+        f"{package}/{path.relative_to(root)}: {name}"
+        for path in sorted(root.rglob("*.py"))
+        for name in _imports(ast.parse(path.read_text(encoding="utf-8")))
+        if any(name == f or name.startswith(f + ".") for f in forbidden)
+    ]
+
+
+def test_the_loop_and_the_model_client_import_nothing_above_them() -> None:
+    assert {package: _below(package, LAYERS[package]) for package in ("loop", "llm", "change")} == {
+        "loop": [],
+        "llm": [],
+        "change": [],
+    }

@@ -19,8 +19,8 @@ import pytest
 
 from reviewer.change import load_change
 from reviewer.change.batching import Piece
+from reviewer.change.diff_text import render_piece
 from reviewer.cli.program import main
-from reviewer.review.diff_text import render_piece
 from reviewer.testing import FakeLLM, reply, tool_call
 from reviewer.tools import run_tool
 from reviewer.workspace import RevisionWorkspace

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from reviewer.change import load_change
+from reviewer.change.lines import LineCounter
 from reviewer.findings import FileCoverage, Finding, Severity
 from reviewer.forge.carry import OpenFinding, code_hash, open_finding, still_open
 from reviewer.forge.memory import (
@@ -32,7 +33,6 @@ from reviewer.report.github import (
     review_marker_of,
     summary_comment,
 )
-from reviewer.review.lines import LineCounter
 from reviewer.workspace import RevisionWorkspace
 from tests.conftest import GitRepo
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from reviewer.review.submission import offered_tools
+from reviewer.review.submission import review_tools
 from reviewer.tools import TOOLS, tool_schemas
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "tool_schemas.json"
@@ -44,7 +44,7 @@ REQUIRED = {
 
 
 def test_schemas_match_the_snapshot() -> None:
-    current = json.dumps(offered_tools(), indent=2, sort_keys=True) + "\n"
+    current = json.dumps(review_tools(), indent=2, sort_keys=True) + "\n"
     if os.environ.get("REVIEWER_UPDATE_SNAPSHOTS"):
         SNAPSHOT.write_text(current, encoding="utf-8")
     assert SNAPSHOT.read_text(encoding="utf-8") == current, (
@@ -76,6 +76,6 @@ def test_tool_names_and_parameters_are_the_public_contract() -> None:
             assert prop.get("description") and prop.get("type") in ("string", "integer")
 
 
-@pytest.mark.parametrize("schema", offered_tools(), ids=lambda s: s["function"]["name"])
+@pytest.mark.parametrize("schema", review_tools(), ids=lambda s: s["function"]["name"])
 def test_each_schema_is_valid_json_schema(schema: dict) -> None:
     jsonschema.Draft202012Validator.check_schema(schema["function"]["parameters"])

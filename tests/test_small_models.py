@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from reviewer.llm import ChatModel
-from reviewer.review.agent import Agent
+from reviewer.loop.agent import Agent
 from reviewer.review.submission import SUBMIT_ANSWER, AnswerSubmission
 from reviewer.safety.redact import Redactor
 from reviewer.settings.config import Settings

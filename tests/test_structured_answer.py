@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from reviewer.review.structured_answer import structured_answer_format
+from reviewer.loop.structured_answer import structured_answer_format
 from reviewer.review.submission import submit_review_schema
 from reviewer.testing import FakeLLM, error, reply, tool_call
 from tests.conftest import GitRepo

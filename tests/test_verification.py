@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from reviewer.review.budget import reply_room
-from reviewer.review.tokens import estimate_request_tokens
+from reviewer.llm.reply_size import reply_room
+from reviewer.loop.tokens import estimate_request_tokens
 from reviewer.settings.config import Settings
 from reviewer.testing import FakeLLM, reply, server_error, tool_call
 from reviewer.testing.fake_github import FakeGitHub

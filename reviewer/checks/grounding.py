@@ -21,9 +21,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from reviewer.change import Change
+from reviewer.change.lines import LineCounter
 from reviewer.errors import ToolError
 from reviewer.findings import Side
-from reviewer.review.lines import LineCounter
 from reviewer.review.submission import FindingIn
 
 MIN_FRAGMENT_CHARS = 12

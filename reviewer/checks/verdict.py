@@ -1,19 +1,17 @@
 """`submit_verdict`: the final tool of a finding's verification loop (verify.py), declared
-once and checked when called, like `submit_review` and `submit_answer` (submission.py)."""
+once and checked when called, like `submit_review` and `submit_answer`
+(review/submission.py), by the loop's FinalTool protocol (loop/final.py)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from reviewer.findings import Severity
-from reviewer.review.submission import _parsed
-
-if TYPE_CHECKING:
-    from reviewer.review.submission import Verdict
+from reviewer.loop.final import Verdict, parse_call
 
 SUBMIT_VERDICT = "submit_verdict"
 
@@ -88,9 +86,7 @@ class VerdictSubmission:
         return submit_verdict_schema()
 
     def accept(self, arguments: str) -> Verdict[SubmitVerdict]:
-        from reviewer.review.submission import Verdict
-
-        submission = _parsed(SubmitVerdict, SUBMIT_VERDICT, arguments)
+        submission = parse_call(SubmitVerdict, SUBMIT_VERDICT, arguments)
         if isinstance(submission, str):
             return Verdict(submission)
         if not submission.reason.strip():

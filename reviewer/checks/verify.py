@@ -27,17 +27,17 @@ from typing import Any
 from jinja2.sandbox import SandboxedEnvironment
 
 from reviewer.change import Change
+from reviewer.change.diff_text import render_file
 from reviewer.checks.verdict import SubmitVerdict, VerdictSubmission
 from reviewer.findings import Finding, Severity, Usage, Verification, sort_findings
 from reviewer.llm import ChatModel
-from reviewer.review.agent import Agent, AgentEvents
-from reviewer.review.budget import LoopBudget, ReviewBudget
-from reviewer.review.diff_text import render_file
-from reviewer.review.templates import VERIFY_PROMPT_NAMES, fence_for, prompt_environment
+from reviewer.loop.agent import Agent, AgentEvents
+from reviewer.loop.budget import LoopBudget, ReviewBudget
 from reviewer.safety.redact import Redactor
 from reviewer.safety.sinks import map_strings
 from reviewer.settings.config import Settings
 from reviewer.settings.pricing import price_for
+from reviewer.settings.prompts import VERIFY_PROMPT_NAMES, fence_for, prompt_environment
 from reviewer.wording import plural
 from reviewer.workspace import Workspace
 from reviewer.workspace.paths import quote_path

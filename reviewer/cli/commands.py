@@ -218,11 +218,11 @@ def run_tool_command(args: argparse.Namespace) -> int:
 
 
 def list_tools_command(args: argparse.Namespace) -> int:
-    from reviewer.review.submission import offered_tools, submit_review_listing
+    from reviewer.review.submission import review_tools, submit_review_listing
     from reviewer.tools import TOOLS
 
     if args.json:
-        _write(json.dumps(offered_tools(), indent=2))
+        _write(json.dumps(review_tools(), indent=2))
         return 0
     for tool in TOOLS.values():
         _write(f"{tool.signature()}\n    {tool.description()}\n")

@@ -39,8 +39,8 @@ from reviewer.eval.stages import (
 from reviewer.findings import Finding, Usage
 from reviewer.report import write_transcript
 from reviewer.review.context import ChangeInfo
-from reviewer.review.templates import prompt_texts
 from reviewer.settings.layers import load_settings
+from reviewer.settings.prompts import prompt_texts
 from reviewer.wording import plural
 from reviewer.workspace import repository_root, resolve_commit
 

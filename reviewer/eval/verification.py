@@ -11,7 +11,7 @@ from reviewer.checks.verdict import SUBMIT_VERDICT
 from reviewer.checks.verify import Verifier, verify_environment, verify_findings
 from reviewer.eval.stages import PostReview, StageInput, StageOutput, discarded_json
 from reviewer.llm import Connection, ServerProfile
-from reviewer.review.budget import ReviewBudget
+from reviewer.loop.budget import ReviewBudget
 from reviewer.safety.redact import Redactor
 from reviewer.settings.config import Settings
 from reviewer.settings.pricing import price_for

@@ -10,10 +10,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from reviewer.change import Change
+from reviewer.change.lines import LineCounter
 from reviewer.errors import ToolError
 from reviewer.findings import Finding, Severity, Side
 from reviewer.review.anchor import placement_of
-from reviewer.review.lines import LineCounter
 
 
 @dataclass(frozen=True)

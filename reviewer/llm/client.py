@@ -38,8 +38,8 @@ from reviewer.llm.failures import (
 )
 from reviewer.llm.quirks import ADAPT_NOTES, Action, ServerProfile, find_quirk
 from reviewer.llm.replies import Reply, for_server, normalize
+from reviewer.llm.reply_size import reply_cap
 from reviewer.llm.text_calls import FinalShape
-from reviewer.review.budget import reply_cap
 from reviewer.safety.sinks import for_model
 from reviewer.settings.config import Settings
 
@@ -130,7 +130,7 @@ class ChatModel:
 
         With `answer_format` (a `response_format` naming the final tool), the request offers
         no tools and asks for the final tool's arguments held to that schema; the reply's
-        text is read as the call (review/structured_answer.py)."""
+        text is read as the call (loop/structured_answer.py)."""
         check_base_url(self.base_url)
         if self.connection is None:
             self.connection = Connection(self.settings)

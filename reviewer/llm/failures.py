@@ -35,7 +35,7 @@ class ReplyTimedOut(ModelError):
     """The server took the request, but the reply did not come within request_timeout: a
     reply still being written (a small model running away on a CPU). Asking the same again
     would run away again; the loop asks for a shorter answer instead
-    (reviewer/review/steering.py)."""
+    (reviewer/loop/steering.py)."""
 
 
 def timed_out_mid_reply(exc: Exception) -> bool:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from reviewer.change import Change, DiffLine, FileChange
+from reviewer.change.lines import LineCounter
 from reviewer.errors import ToolError
 from reviewer.findings import (
     Finding,
@@ -17,7 +18,6 @@ from reviewer.findings import (
     occurrence_fingerprint,
     sort_findings,
 )
-from reviewer.review.lines import LineCounter
 from reviewer.review.submission import FindingIn
 
 MAX_EXCERPT_LINES = 12

@@ -12,21 +12,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from reviewer.change.diff_text import render_file
+from reviewer.change.lines import LineCounter
 from reviewer.change.selection import select_files
 from reviewer.errors import ToolError
 from reviewer.findings import Usage
 from reviewer.llm import Connection, ServerProfile
-from reviewer.review.agent import Agent, AgentEvents
-from reviewer.review.budget import ReviewBudget
+from reviewer.loop.agent import Agent, AgentEvents
+from reviewer.loop.budget import ReviewBudget
+from reviewer.loop.tokens import CHARS_PER_TOKEN
 from reviewer.review.context import TASK_SHARE, ChangeInfo
-from reviewer.review.diff_text import render_file
-from reviewer.review.lines import LineCounter
 from reviewer.review.pipeline import chat_model
 from reviewer.review.prepare import Prepared, ReviewRequest, prepare_review
 from reviewer.review.submission import SUBMIT_ANSWER, AnswerSubmission
-from reviewer.review.templates import ANSWER_PROMPT_NAMES, fence_for, prompt_environment
-from reviewer.review.tokens import CHARS_PER_TOKEN
 from reviewer.safety.sinks import map_strings
+from reviewer.settings.prompts import ANSWER_PROMPT_NAMES, fence_for, prompt_environment
 from reviewer.wording import plural
 from reviewer.workspace.paths import quote_path
 

@@ -1,6 +1,6 @@
 """What the model is told: which files are reviewed, the line-numbered diff, the instructions,
 rendered through the Jinja templates in `prompts/` (a repository may override them). The
-diff's text and the cutting of a file into pieces is `reviewer.review.diff_text`.
+diff's text and the cutting of a file into pieces is `reviewer.change.diff_text`.
 
 Every changed file ends up either reviewed or skipped with a reason; nothing is dropped
 silently. Nothing from the process environment is passed to a template.
@@ -17,14 +17,14 @@ from jinja2 import Template
 
 from reviewer.change import Change, FileChange
 from reviewer.change.batching import Batch, Piece, plan_batches
+from reviewer.change.diff_text import render_piece, rendered_size, shown_lines
 from reviewer.change.selection import select_files
 from reviewer.checks.noise import prompt_rows
 from reviewer.findings import FileCoverage, RuleFileUse
-from reviewer.review.diff_text import render_piece, rendered_size, shown_lines
-from reviewer.review.templates import fence_for, prompt_environment
-from reviewer.review.tokens import CHARS_PER_TOKEN
+from reviewer.loop.tokens import CHARS_PER_TOKEN
 from reviewer.safety.sinks import map_strings
 from reviewer.settings.config import Settings
+from reviewer.settings.prompts import fence_for, prompt_environment
 from reviewer.settings.rule_files import (
     RuleUsage,
     load_rule_files,

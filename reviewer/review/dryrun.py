@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from reviewer.findings import FileCoverage, ModelPrice, RuleFileUse
-from reviewer.review.agent import AgentEvents
-from reviewer.review.budget import reply_room
+from reviewer.llm.reply_size import reply_room
+from reviewer.loop.agent import AgentEvents
+from reviewer.loop.tokens import estimate_request_tokens
 from reviewer.review.prepare import Prepared, ReviewRequest, prepare_review
-from reviewer.review.submission import offered_tools
-from reviewer.review.tokens import estimate_request_tokens
+from reviewer.review.submission import review_tools
 from reviewer.settings.config import Settings
 from reviewer.settings.pricing import no_price_text, usd
 from reviewer.wording import plural
@@ -75,7 +75,7 @@ def plan_review(request: ReviewRequest, events: AgentEvents | None = None) -> Dr
 
 def plan_of(prepared: Prepared) -> DryRun:
     settings = prepared.settings
-    tools = offered_tools()
+    tools = review_tools()
     parts = []
     for number, batch in enumerate(prepared.plan.batches, 1):
         messages = [

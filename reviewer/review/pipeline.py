@@ -12,7 +12,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from reviewer import __version__
-from reviewer.change import Change, parts
+from reviewer.change import Change
+from reviewer.change.lines import LineCounter
 from reviewer.checks.grounding import ground, side_lines
 from reviewer.checks.merging import merge_overlapping
 from reviewer.checks.noise import apply_noise_table
@@ -27,11 +28,11 @@ from reviewer.findings import (
     sort_findings,
 )
 from reviewer.llm import DEFAULT_BASE_URL, ChatModel, Connection, ServerProfile
-from reviewer.review.agent import Agent, AgentEvents, AgentOutcome
+from reviewer.loop.agent import Agent, AgentEvents, AgentOutcome
+from reviewer.loop.budget import ReviewBudget, verify_price
+from reviewer.review import parts
 from reviewer.review.anchor import merge_duplicates, place, split_reported
-from reviewer.review.budget import ReviewBudget, verify_price
 from reviewer.review.context import BatchContext
-from reviewer.review.lines import LineCounter
 from reviewer.review.prepare import ReviewRequest, prepare_review
 from reviewer.review.refusals import Refusals
 from reviewer.review.submission import (

@@ -16,8 +16,8 @@ from reviewer.change.selection import select_files
 from reviewer.errors import ReviewerError
 from reviewer.findings import FileCoverage, ModelPrice
 from reviewer.llm import DEFAULT_BASE_URL, check_base_url
-from reviewer.review.agent import AgentEvents
-from reviewer.review.budget import check_cost_budget
+from reviewer.loop.agent import AgentEvents
+from reviewer.loop.budget import check_cost_budget
 from reviewer.review.context import ChangeInfo, ReviewPlan, build_plan
 from reviewer.safety.redact import Redactor
 from reviewer.settings.config import Settings, require_model_settings

@@ -10,9 +10,9 @@ fix, within budget.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
-from typing import Any, Generic, Literal, Protocol, TypeVar
+from typing import Any, Literal
 
 from pydantic import (
     AliasChoices,
@@ -20,14 +20,13 @@ from pydantic import (
     ConfigDict,
     Field,
     PrivateAttr,
-    ValidationError,
     field_validator,
 )
 
+from reviewer.change.lines import LineCounter
 from reviewer.errors import ToolError
 from reviewer.findings import CATEGORIES, Severity
-from reviewer.review.lines import LineCounter
-from reviewer.tools import tool_schemas
+from reviewer.loop.final import Verdict, offered_tools, parse_call
 from reviewer.tools.base import schema_signature
 from reviewer.wording import plural
 from reviewer.workspace.paths import quote_path
@@ -132,35 +131,6 @@ class FindingIn(BaseModel):
         return " ".join(value.split()) if isinstance(value, str) else value
 
 
-# What a final tool accepts: a review's submission, an answer's text.
-T = TypeVar("T")
-
-
-@dataclass
-class Verdict(Generic[T]):
-    """What a call of the final tool came to: the text the model gets back, and the accepted
-    value (None when the call must be fixed and made again)."""
-
-    reply: str
-    accepted: T | None = None
-    # A rejected review's findings that passed their checks, kept if the loop ends there.
-    unverified: list[FindingIn] = field(default_factory=list)
-    # The model's own words in a rejected call (a summary), kept for the report.
-    text: str = ""
-
-
-class FinalTool(Protocol[T]):
-    """The tool that ends a loop: declared once (its schema), checked when called."""
-
-    @property
-    def name(self) -> str: ...
-    # What the model passes to it, for the loop's reminders ("your summary and findings").
-    @property
-    def purpose(self) -> str: ...
-    def schema(self) -> dict[str, Any]: ...
-    def accept(self, arguments: str) -> Verdict[T]: ...
-
-
 class SubmitReview(BaseModel):
     """Finish the review: give a Markdown summary of the change and your verdict, and every
     finding (an empty list when the change is fine). Call it once, at the end."""
@@ -220,7 +190,7 @@ Validator = Callable[[SubmitReview], dict[int, str]]
 
 @dataclass(frozen=True)
 class ReviewSubmission:
-    """`submit_review` as the final tool of a review loop (agent.FinalTool)."""
+    """`submit_review` as the final tool of a review loop (loop.final.FinalTool)."""
 
     validate: Validator
     name: str = SUBMIT_REVIEW
@@ -230,7 +200,7 @@ class ReviewSubmission:
         return submit_review_schema()
 
     def accept(self, arguments: str) -> Verdict[SubmitReview]:
-        submission = _parsed(SubmitReview, SUBMIT_REVIEW, arguments)
+        submission = parse_call(SubmitReview, SUBMIT_REVIEW, arguments)
         if isinstance(submission, str):
             return Verdict(submission)
         problems = self.validate(submission)
@@ -286,7 +256,7 @@ def submit_answer_schema() -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class AnswerSubmission:
-    """`submit_answer` as the final tool of an answer loop (agent.FinalTool)."""
+    """`submit_answer` as the final tool of an answer loop (loop.final.FinalTool)."""
 
     name: str = SUBMIT_ANSWER
     purpose: str = "your answer"
@@ -295,7 +265,7 @@ class AnswerSubmission:
         return submit_answer_schema()
 
     def accept(self, arguments: str) -> Verdict[SubmitAnswer]:
-        submission = _parsed(SubmitAnswer, SUBMIT_ANSWER, arguments)
+        submission = parse_call(SubmitAnswer, SUBMIT_ANSWER, arguments)
         if isinstance(submission, str):
             return Verdict(submission)
         if not submission.answer.strip():
@@ -305,30 +275,14 @@ class AnswerSubmission:
         return Verdict("Answer received.", submission)
 
 
-def _parsed(model: type[Any], name: str, arguments: str) -> Any:
-    """The call's arguments as `model`, or the error the model gets back."""
-    from reviewer.tools import parse_arguments
-
-    try:
-        return model.model_validate(parse_arguments(arguments))
-    except ToolError as exc:
-        return f"Error: {name}: {exc}"
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()[:10]
-        )
-        return f"Error: {name} arguments are invalid: {problems}. Fix and call again."
-
-
 def _where(finding: FindingIn) -> str:
     # The path was checked (Workspace.normalize): the name itself, quoted as the tools print it.
     return f"{quote_path(finding.path)}:{finding.line}"
 
 
-def offered_tools(final: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-    """The `tools` list every request of a loop sends: the seven tools, then its final tool
-    (submit_review for a review)."""
-    return [*tool_schemas(), final or submit_review_schema()]
+def review_tools() -> list[dict[str, Any]]:
+    """The `tools` list of a review loop: the seven tools, then submit_review."""
+    return offered_tools(submit_review_schema())
 
 
 def submit_review_listing() -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from reviewer.review.tokens import estimate_message_tokens, estimate_request_tokens
+from reviewer.loop.tokens import estimate_message_tokens, estimate_request_tokens
 
 _SHORTENED_CHARS = 400
 _SHORTENED_NOTE = "\n[Shortened to keep the conversation within the context window; call the tool again if you need the rest.]"  # noqa: E501

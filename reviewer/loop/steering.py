@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from reviewer.llm import Reply, ToolCall
-from reviewer.review.structured_answer import structured_answer_format, structured_answer_note
+from reviewer.loop.structured_answer import structured_answer_format, structured_answer_note
 
 # Replies in a row cut off, or calling only tools not offered, before the loop gives up.
 MAX_CUT_REPLIES = 3

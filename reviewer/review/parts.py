@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 from reviewer.findings import FileCoverage
-from reviewer.review.agent import AgentOutcome
+from reviewer.loop.agent import AgentOutcome
 from reviewer.review.context import BatchContext
 from reviewer.wording import plural
 

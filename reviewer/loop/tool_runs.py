@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 from reviewer.errors import ToolError
 from reviewer.llm import ToolCall
-from reviewer.review.budget import ReviewBudget
+from reviewer.loop.budget import ReviewBudget
 from reviewer.safety.redact import Redactor
 from reviewer.tools import parse_arguments, run_tool
 from reviewer.workspace import Workspace

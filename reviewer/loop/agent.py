@@ -2,7 +2,7 @@
 (`submit_review` for a review, `submit_answer` for an answer in a thread) with arguments that
 pass that tool's checks, or a budget of the review (model requests, tool calls, tokens, wall
 time) runs out. The budgets
-are the review's, shared with every other loop of it (reviewer/review/budget.py).
+are the review's, shared with every other loop of it (reviewer/loop/budget.py).
 
 The loop never trusts the model: tool calls run in the sandbox, malformed calls and invalid
 findings go back as errors to fix, identical calls are answered from the first result, and
@@ -26,19 +26,14 @@ from reviewer.llm import (
     ReplyTimedOut,
     ToolCall,
 )
-from reviewer.review.budget import (
-    Reservation,
-    ReviewBudget,
-    reply_cap,
-    reply_room,
-    spent_tool_calls,
-)
-from reviewer.review.call_example import call_example
-from reviewer.review.steering import Steering
-from reviewer.review.submission import FinalTool, FindingIn, offered_tools
-from reviewer.review.tokens import estimate_request_tokens
-from reviewer.review.tool_runs import ToolRuns
-from reviewer.review.window import Window
+from reviewer.llm.reply_size import reply_cap, reply_room
+from reviewer.loop.budget import Reservation, ReviewBudget, spent_tool_calls
+from reviewer.loop.call_example import call_example
+from reviewer.loop.final import FinalTool, offered_tools
+from reviewer.loop.steering import Steering
+from reviewer.loop.tokens import estimate_request_tokens
+from reviewer.loop.tool_runs import ToolRuns
+from reviewer.loop.window import Window
 from reviewer.safety.redact import Redactor
 from reviewer.settings.config import Settings
 from reviewer.workspace import Workspace
@@ -69,7 +64,7 @@ class AgentOutcome(Generic[T]):
     # Why the loop stopped without a valid submission ('' when it has one).
     stop_reason: str = ""
     # The valid findings of a rejected submission, kept when the review ends incomplete.
-    unverified_findings: list[FindingIn] = field(default_factory=list)
+    unverified_findings: list[Any] = field(default_factory=list)
     last_text: str = ""
     transcript: list[dict[str, Any]] = field(default_factory=list)
 
@@ -138,7 +133,7 @@ class _Run(Generic[T]):
         # The response_format of the next request when it asks for the final call's
         # arguments held to their schema (steering.py); None for an ordinary request.
         self.answer_format: dict[str, Any] | None = None
-        self.unverified: list[FindingIn] = []
+        self.unverified: list[Any] = []
         self.started = agent.clock()
         self.deadline = self.budget.deadline
 
