@@ -26,7 +26,9 @@ Served under /api/v4 (`:id` is the numeric id or the URL-encoded path), as GitLa
 - discussions: `GET` (paginated), `POST` with `body` and an optional `position` checked
   against a version of the diff (see `_gl_positions`: 400 `Note {:line_code=>["can't be
   blank", "must be a valid line code"]}` for a line that is not on the diff with that role,
-  `position[head_sha] is missing`, `line_range`), `GET`/`PUT .../discussions/:id` (`resolved`,
+  `position[head_sha] is missing`, `line_range` ends of `line_code` (GitLab's, from the
+  diff's running counters: `_gl_lines`) and `type` only, numbers there refused with `Note
+  {:position=>["must be a valid json schema"]}`), `GET`/`PUT .../discussions/:id` (`resolved`,
   Developer and above or the MR's author, else 403), `POST .../discussions/:id/notes` (reply);
 - notes: `GET .../notes` (newest first; `sort=asc`), `POST` (a note of its own, not
   resolvable), `GET`/`PUT .../notes/:id` (only its author edits: 403);
