@@ -9,6 +9,7 @@ from a fork's pipeline, GitLab's references in the model's words inert.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -197,7 +198,13 @@ def test_first_review_places_each_thread_by_its_line_role(mr: MergeRequest) -> N
         "A range": ("app.py", "app.py", None, 32),
         "Renamed file": ("old_name.py", "new_name.py", None, 3),
     }
-    assert positions["A range"]["line_range"]["start"]["new_line"] == 31
+    # A range's ends are GitLab's line codes (added lines 31-32, inserted at old position
+    # 31) and types, nothing else: the fake refuses numbers there, as GitLab does.
+    sha = hashlib.sha1(b"app.py").hexdigest()
+    assert positions["A range"]["line_range"] == {
+        "start": {"line_code": f"{sha}_31_31", "type": "new"},
+        "end": {"line_code": f"{sha}_31_32", "type": "new"},
+    }
     # GitLab's suggestion syntax: the range's first line is one above the commented one.
     assert "```suggestion:-1+0\nadded A\nadded B!\n```" in mr.thread("A range")["notes"][0]["body"]
     summary = mr.summary()

@@ -4,8 +4,8 @@ request read and written through the client (client.py).
 GitLab has no review object: each inline finding is a discussion with a position, posted one
 by one; what GitLab refuses (its 400 on a position) is written into the note that stands for
 the review's body, so nothing is lost. A finding's anchor (path, side, line) becomes GitLab's
-line by its role, from the merge request's own diff: an added line `new_line`, a removed line
-`old_line`, an unchanged line both. GitLab's roles map onto the neutral permissions: Guest
+line by its role, from the merge request's own diff, and a range's ends GitLab's line codes
+(lines.py). GitLab's roles map onto the neutral permissions: Guest
 READ, Reporter TRIAGE, Developer WRITE (may dismiss, like GitHub's write), Maintainer
 MAINTAIN, Owner ADMIN.
 """
@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
-from reviewer.change import parse_hunks
 from reviewer.findings import Finding
 from reviewer.forge.interface import (
     THUMBS_DOWN,
@@ -30,6 +29,7 @@ from reviewer.forge.interface import (
 )
 from reviewer.forge.signing import Signer
 from reviewer.gitlab import client as gl
+from reviewer.gitlab.lines import LineMap
 from reviewer.report.github import comment_fingerprint, review_marker_of
 
 # GitLab's access levels (docs.gitlab.com/api/members/#roles) onto the neutral permissions.
@@ -54,44 +54,6 @@ def gitlab_suggestion(finding: Finding) -> str:
     (docs.gitlab.com/user/project/merge_requests/reviews/suggestions/); a range's thread sits
     on its last line, so its suggestion reaches back to its first."""
     return f"suggestion:-{finding.last_line - finding.line}+0"
-
-
-class LineMap:
-    """The merge request's diff as GitLab anchors on it: per (path, side, line) the pair
-    (old_line, new_line) GitLab wants and the hunk it is in."""
-
-    def __init__(self, files: Sequence[tuple[str, str, str]]) -> None:
-        self._lines: dict[tuple[str, str, int], tuple[int | None, int | None, int]] = {}
-        self.old_paths: dict[str, str] = {}
-        for old_path, new_path, patch in files:
-            self.old_paths[new_path] = old_path
-            hunks, _, _ = parse_hunks(patch.encode("utf-8", "surrogateescape"), new_path)
-            for index, hunk in enumerate(hunks):
-                for line in hunk.lines:
-                    pair = (line.old_line, line.new_line, index)
-                    if line.new_line is not None:
-                        self._lines[(new_path, "RIGHT", line.new_line)] = pair
-                    if line.old_line is not None:
-                        self._lines[(new_path, "LEFT", line.old_line)] = pair
-
-    def accepts(self, path: str, side: str, line: int, start_line: int | None = None) -> bool:
-        end = self._lines.get((path, side, line))
-        if end is None:
-            return False
-        start = self._lines.get((path, side, start_line)) if start_line is not None else end
-        return start is not None and start[2] == end[2]
-
-    def position(self, finding: Finding) -> gl.Position | None:
-        """Where GitLab takes the finding's thread, or None when the diff has no such line."""
-        end = self._lines.get((finding.path, finding.side, finding.last_line))
-        if end is None:
-            return None
-        start = None
-        if finding.end_line and finding.end_line != finding.line:
-            first = self._lines.get((finding.path, finding.side, finding.line))
-            start = (first[0], first[1]) if first is not None else None
-        old_path = self.old_paths.get(finding.path, finding.path)
-        return gl.Position(old_path, finding.path, end[0], end[1], start=start)
 
 
 @contextmanager

@@ -28,6 +28,7 @@ from reviewer.gitlab.objects import (
     MergeRequestInfo,
     NoteInfo,
     Position,
+    RangeEnd,
 )
 
 __all__ = [
@@ -40,6 +41,7 @@ __all__ = [
     "MergeRequestInfo",
     "NoteInfo",
     "Position",
+    "RangeEnd",
     "ReadOnlyToken",
     "RefusedPosition",
 ]
