@@ -271,6 +271,14 @@ def test_reply_resolve_and_who_may_resolve(fake: FakeGitLab) -> None:
     fake.person("dana", "developer").resolve(thread.id)
     notes = fake.discussions[0]["notes"]
     assert notes[0]["resolved"] and notes[0]["resolved_by"]["username"] == "dana"
+    # `resolved_by` is a user (lib/api/entities/note.rb: `expose :resolved_by, using:
+    # Entities::UserBasic`): its id is what members/all/:user_id takes, for someone who
+    # wrote no note and gave no award.
+    by = notes[0]["resolved_by"]
+    assert by["id"] == fake.user_id("dana")
+    member = requests.get(f"{fake.api_url}/projects/7/members/all/{by['id']}",
+                          headers={"PRIVATE-TOKEN": fake.token}, timeout=10)  # fmt: skip
+    assert (member.json()["username"], member.json()["access_level"]) == ("dana", 30)
     mr.discussions.update(thread.id, {"resolved": False})  # the bot is a Maintainer
     assert not fake.discussions[0]["notes"][0]["resolved"]
     fake.person("alice").resolve(thread.id)  # the author

@@ -276,6 +276,49 @@ def test_a_push_fixes_one_and_people_dismiss_others_by_role(mr: MergeRequest) ->
     assert len([n for n in mr.notes_by_bot() if n["body"].startswith(SUMMARY_MARKER)]) == 1
 
 
+def test_a_developer_who_only_resolves_the_thread_dismisses_the_finding(
+    mr: MergeRequest,
+) -> None:
+    """dana wrote no note and gave no award: GitLab names her only in the notes'
+    `resolved_by`, a user object with her `id` (lib/api/entities/note.rb: UserBasic), and her
+    role is asked by that id (GET /projects/:id/members/all/:user_id)."""
+    first = mr.run([submit(finding("Resolved by dana"))], REVIEWER_FAIL_ON="high")
+    assert first.code == 1, first.err
+    mr.gitlab.person("dana", "developer").resolve(mr.thread("Resolved by dana")["id"])
+    second = mr.run([], REVIEWER_FAIL_ON="high")
+    assert second.code == 0, second.err
+    dismissed = [(d["title"], d["by"], d["how"]) for d in second.report()["dismissed"]]
+    assert dismissed == [("Resolved by dana", "dana", "resolved the thread")]
+    assert second.outputs["AI_REVIEW_FINDINGS"] == "0"
+    asked = f"/members/all/{mr.gitlab.user_id('dana')}"
+    assert [r.status for r in mr.gitlab.requests_to("GET", asked)] == [200]
+
+
+def test_a_resolve_by_someone_who_may_not_dismiss_keeps_the_finding_open(
+    mr: MergeRequest,
+) -> None:
+    """Fail closed: the merge request's author as a Reporter (GitLab lets an author resolve,
+    docs.gitlab.com/api/discussions/#resolve-a-merge-request-thread) and a Developer who has
+    left the project since (members/all answers 404: no role) do not dismiss."""
+    first = mr.run(
+        [submit(finding("Resolved by the author"), finding("Resolved by a leaver", line=32))],
+        REVIEWER_FAIL_ON="high",
+    )
+    assert first.code == 1, first.err
+    mr.gitlab.add_member("alice", "reporter")
+    mr.gitlab.person("alice").resolve(mr.thread("Resolved by the author")["id"])
+    mr.gitlab.person("lee", "developer").resolve(mr.thread("Resolved by a leaver")["id"])
+    mr.gitlab.add_member("lee", "none")
+    second = mr.run([], REVIEWER_FAIL_ON="high")
+    assert second.code == 1, second.err
+    report = second.report()
+    assert report["dismissed"] == []
+    assert sorted(f["title"] for f in report["findings"]) == [
+        "Resolved by a leaver", "Resolved by the author"
+    ]  # fmt: skip
+    assert second.outputs["AI_REVIEW_FINDINGS"] == "2"
+
+
 def test_a_forged_state_note_by_a_person_does_nothing(mr: MergeRequest) -> None:
     first = mr.run([submit(finding("Open finding"))], REVIEWER_FAIL_ON="high")
     assert first.code == 1, first.err

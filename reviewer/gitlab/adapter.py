@@ -120,7 +120,7 @@ class GitLabMergeRequest:
     def permission(self, login: str) -> Permission:
         if login not in self._permissions:
             if not self._user_ids:
-                self._discussions()  # learns the ids of everyone who wrote a note
+                self._discussions()  # learns the ids of everyone who acted
             user_id = self._user_ids.get(login)
             level = self.client.access_level(user_id) if user_id is not None else 0
             self._permissions[login] = PERMISSIONS.get(level, Permission.NONE)
@@ -129,8 +129,13 @@ class GitLabMergeRequest:
     # --- reading ---------------------------------------------------------------------------
 
     def _discussions(self) -> list[gl.DiscussionInfo]:
+        """The discussions; on the way, the ids of everyone who acted in them (a note, an
+        award, a resolve: a note's `resolved_by` is a user object with its `id`), the only
+        way to ask GitLab for a person's role."""
         discussions = self.client.discussions()
         for discussion in discussions:
+            if discussion.resolved_by and discussion.resolved_by_id is not None:
+                self._user_ids[discussion.resolved_by] = discussion.resolved_by_id
             for note in discussion.notes:
                 self._user_ids[note.author] = note.author_id
                 for award in note.awards:

@@ -259,6 +259,7 @@ class GitLabClient:
             resolvable=bool(first.get("resolvable")),
             resolved=bool(first.get("resolved")),
             resolved_by=resolved_by["username"] if resolved_by else None,
+            resolved_by_id=int(resolved_by["id"]) if resolved_by else None,
             position=first.get("position"),
             individual_note=bool(raw.get("individual_note")),
         )

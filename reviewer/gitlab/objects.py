@@ -57,6 +57,9 @@ class DiscussionInfo:
     resolvable: bool
     resolved: bool
     resolved_by: str | None
+    # Who resolved it, by id: often someone who wrote no note and gave no award, so their
+    # role (members/all/:user_id) can be asked only by this id.
+    resolved_by_id: int | None = None
     position: dict[str, Any] | None = None
     individual_note: bool = False  # a plain note on the merge request, not a thread
 
