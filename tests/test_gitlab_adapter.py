@@ -71,13 +71,17 @@ def test_inline_findings_land_by_line_role_and_refused_ones_are_kept(fake: FakeG
 
     result = mr.post_review(fake.head_sha, comments, body_for, "run-1")
     assert (result.posted, [f.fingerprint for f in result.refused]) == (5, ["outside"])
-    assert bodies == [(5, ["outside"])]
+    assert bodies == []  # no note stands for the review on GitLab
     positions = [d["notes"][0].get("position") for d in fake.discussions]
     lines = [(p["old_path"], p["old_line"], p["new_line"]) for p in positions if p]
     assert lines == [("app.py", None, 31), ("app.py", 5, None), ("app.py", 4, 4),
                      ("app.py", None, 32), ("old_name.py", None, 3)]  # fmt: skip
-    assert fake.discussions[-1]["notes"][0]["body"] == "review body"
-    names = ("added", "removed", "context", "range", "renamed")
+    # The line GitLab did not take: a thread of its own, its place named, its text whole.
+    outside = fake.discussions[-1]
+    assert not outside["individual_note"] and "position" not in outside["notes"][0]
+    assert outside["notes"][0]["body"].startswith("**On `app.py:20`**, not on the line itself")
+    assert outside["notes"][0]["body"].endswith(finding("app.py", 20, fingerprint="outside").body)
+    names = ("added", "removed", "context", "range", "renamed", "outside")
     assert mr.posted_fingerprints() == {hexed(name) for name in names}
 
 

@@ -374,16 +374,61 @@ def test_a_question_in_the_bots_thread_is_answered_there_in_gitlabs_markdown(
     assert "pull request" not in second.err
 
 
-def test_a_refused_position_is_kept_in_the_body_note(mr: MergeRequest) -> None:
+def top_level_notes_by_bot(mr: MergeRequest) -> list[str]:
+    """The bot's notes of their own on the merge request (each one notifies everyone)."""
+    return [d["notes"][0]["body"] for d in mr.gitlab.discussions
+            if d["individual_note"] and d["notes"][0]["author"]["username"] == BOT]  # fmt: skip
+
+
+def test_one_summary_note_per_run_edited_in_place_and_no_note_per_push(mr: MergeRequest) -> None:
+    """Issue 33, item 4: the run's inline discussions and the summary note, nothing else
+    (no "reviewer added N inline comments on this push" note, one more notification per
+    push). A 502 after GitLab stored a note does not post it twice: the client looks for
+    the note's exact body, which ends with its own signed marker, before posting again."""
+    once = {"retry-after": "0"}  # a 502 with no wait, so that the test does not sleep
+    mr.gitlab.inject("POST", "*/notes", 502, persist=True, headers=once)
+    mr.gitlab.inject("POST", "*/discussions", 502, persist=True, headers=once)
+    first = mr.run([submit(finding("Added line"), finding("Context line", line=4))])
+    assert first.code == 0, first.err
+    # Each 502 came after the note was stored: found, not posted again.
+    assert [r.status for r in mr.gitlab.requests_to("POST", "/discussions")] == [502, 201]
+    assert [r.status for r in mr.gitlab.requests_to("POST", "/notes")] == [502]
+    assert len(top_level_notes_by_bot(mr)) == 1 and top_level_notes_by_bot(mr)[0].startswith(
+        SUMMARY_MARKER
+    )
+    heads = sorted(d["notes"][0]["body"].split("\n")[0] for d in mr.gitlab.discussions
+                   if not d["individual_note"])  # fmt: skip
+    assert heads == ["🟠 **High** · bug: Added line", "🟠 **High** · bug: Context line"]
+    mr.push({"app.py": FIXED_APP}, "Fix line 32")
+    second = mr.run([submit(finding("Added line"), finding("New one", line=32))])
+    assert second.code == 0, second.err
+    notes = top_level_notes_by_bot(mr)
+    assert len(notes) == 1 and "New one" in notes[0]
+    assert not [b for b in notes if "inline comment" in b]
+    assert len([d for d in mr.gitlab.discussions if not d["individual_note"]]) == 3
+
+
+def test_a_refused_position_is_a_thread_of_its_own(mr: MergeRequest) -> None:
+    """Nothing is lost: the finding GitLab did not take on its line is a discussion without
+    a position, its place named first, its text in full, its fingerprint last; a thread like
+    the others, posted once, dismissed by a Developer's resolve."""
     mr.gitlab.inject("POST", "*/discussions", 400,
-                     {"message": '400 Bad request - Note {:line_code=>["can\'t be blank"]}'},
-                     times=5)  # fmt: skip
-    run = mr.run([submit(finding("Refused here"))], REVIEWER_FAIL_ON="high")
+                     {"message": '400 Bad request - Note {:line_code=>["can\'t be blank"]}'})
+    run = mr.run([submit(finding("Refused here"))], REVIEWER_FAIL_ON="high")  # fmt: skip
     assert run.code == 1, run.err
-    assert not [d for d in mr.gitlab.discussions if d["notes"][0].get("position")]
-    bodies = [n["body"] for n in mr.notes_by_bot()]
-    assert any("Refused here" in b and "could not be placed" in b for b in bodies), bodies
+    (thread,) = [d for d in mr.gitlab.discussions if not d["individual_note"]]
+    root = thread["notes"][0]
+    assert "position" not in root and root["resolvable"]
+    assert root["body"].startswith("**On `app.py:31`**, not on the line itself: GitLab did ")
+    assert "Refused here: explained." in root["body"]
+    assert "fingerprint=" in root["body"].rstrip().rsplit("\n", 1)[1]
     assert "Refused here" in mr.summary()
+    assert len(top_level_notes_by_bot(mr)) == 1
+    mr.gitlab.person("dana", "developer").resolve(thread["id"])
+    second = mr.run([], REVIEWER_FAIL_ON="high")
+    assert second.code == 0, second.err
+    assert [d["title"] for d in second.report()["dismissed"]] == ["Refused here"]
+    assert len([d for d in mr.gitlab.discussions if not d["individual_note"]]) == 1
 
 
 def test_a_fork_pipeline_writes_the_reports_and_says_why_it_posted_nothing(
@@ -411,7 +456,7 @@ def test_gitlab_references_in_the_models_words_are_inert(mr: MergeRequest) -> No
     run = mr.run([submit(finding("See !45 and @bob", body=words), summary="/close this")])
     assert run.code == 0, run.err
     posted = [n["body"] for n in mr.notes_by_bot()]
-    assert len(posted) == 3  # the summary, the thread, the note standing for the review
+    assert len(posted) == 2  # the summary and the thread
     for note in posted:
         # The last line is our signed marker: one line, an HTML comment GitLab renders not
         # (no reference filter reads it, no quick action starts it).

@@ -137,7 +137,9 @@ class InlineComment:
 class PostedReview:
     url: str
     posted: int  # inline comments that landed on their lines
-    refused: tuple[Finding, ...] = ()  # findings the forge refused inline (now in the body)
+    # Findings the forge refused inline: now in the review's body (GitHub) or in threads of
+    # their own (GitLab).
+    refused: tuple[Finding, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -234,7 +236,8 @@ class ChangeRequestForge(Protocol):
         landed). `body_for(posted, refused)` is the review's text for `posted` comments on
         lines and the `refused` findings written out in full: an adapter whose forge refuses
         some anchors posts those in the body, so none is lost. A forge without a review
-        object (GitLab) posts the comments one by one and the body as a comment."""
+        object (GitLab) posts the comments one by one, and what it refuses as threads of
+        their own (its place named); it posts no body, and `refused` names them."""
         ...
 
     def upsert_summary(self, existing: Comment | None, body: str) -> str:

@@ -2,12 +2,12 @@
 request read and written through the client (client.py).
 
 GitLab has no review object: each inline finding is a discussion with a position, posted one
-by one; what GitLab refuses (its 400 on a position) is written into the note that stands for
-the review's body, so nothing is lost. A finding's anchor (path, side, line) becomes GitLab's
-line by its role, from the merge request's own diff, and a range's ends GitLab's line codes
-(lines.py). GitLab's roles map onto the neutral permissions: Guest
-READ, Reporter TRIAGE, Developer WRITE (may dismiss, like GitHub's write), Maintainer
-MAINTAIN, Owner ADMIN.
+by one, and the summary note is the run's only other note; a finding whose position GitLab
+refuses is a discussion of its own without one, its place named, so nothing is lost. A
+finding's anchor (path, side, line) becomes GitLab's line by its role, from the merge
+request's own diff, and a range's ends GitLab's line codes (lines.py). GitLab's roles map
+onto the neutral permissions: Guest READ, Reporter TRIAGE, Developer WRITE (may dismiss, like
+GitHub's write), Maintainer MAINTAIN, Owner ADMIN.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from reviewer.forge.interface import (
 from reviewer.forge.signing import Signer
 from reviewer.gitlab import client as gl
 from reviewer.gitlab.lines import LineMap
-from reviewer.report.github import comment_fingerprint, review_marker_of
+from reviewer.report.github import comment_fingerprint, off_line_body, review_marker_of
 
 # GitLab's access levels (docs.gitlab.com/api/members/#roles) onto the neutral permissions.
 PERMISSIONS = {
@@ -43,6 +43,9 @@ PERMISSIONS = {
 }
 # GitLab's award emoji names onto the core's reaction names.
 REACTIONS = {"thumbsdown": THUMBS_DOWN, "thumbsup": "+1"}
+# Why a finding's thread is not on its line (said first in that thread).
+NOT_ON_DIFF = "GitLab did not take it on its line of the merge request's diff"
+MOVED = "the merge request's head moved while this run reviewed it"
 CANNOT_RESOLVE = (
     "The threads of fixed findings stay open: the token's user cannot resolve threads. GitLab "
     "allows that from the Developer role: give the project access token that role or above."
@@ -155,11 +158,13 @@ class GitLabMergeRequest:
         ]
 
     def line_comments(self) -> list[Comment]:
+        """The comments of every thread: on lines, and the bot's findings GitLab did not
+        take on their lines (threads without a position)."""
         comments = []
         for discussion in self._discussions():
-            if discussion.position is None:
+            if discussion.individual_note:
                 continue
-            position = discussion.position
+            position = discussion.position or {}
             new_line, old_line = position.get("new_line"), position.get("old_line")
             for index, note in enumerate(discussion.notes):
                 comments.append(
@@ -172,7 +177,7 @@ class GitLabMergeRequest:
                         is_root=index == 0,
                         path=position.get("new_path"),
                         line=new_line or old_line,
-                        side="RIGHT" if new_line else "LEFT",
+                        side="LEFT" if old_line and not new_line else "RIGHT",
                         raw=note,
                     )
                 )
@@ -221,25 +226,38 @@ class GitLabMergeRequest:
         body_for: Callable[[int, Sequence[Finding]], str],
         run_id: str,
     ) -> PostedReview:
-        """Each inline finding as a discussion on its line; what GitLab refuses, and a head
-        that moved since the run started, go into the body (a note): nothing is lost."""
+        """Each inline finding as a discussion on its line. GitLab has no review object and
+        notifies everyone on the merge request of every note, so no note stands for the
+        review (`body_for` is not used): the summary note says it all. A finding GitLab does
+        not take on its line (a position it refuses, a head that moved since the run
+        started) is a discussion of its own, its place named and its text in full: nothing
+        is lost, and it is a thread like the others (resolved, 👎, replied to, fixed).
+
+        Every body ends with its finding's signed fingerprint: a retried POST looks for that
+        exact body before posting it again (client.py), and the next run reads it as posted
+        (`posted_fingerprints`). That per-note marker is the run's mark on GitLab."""
         info = self.client.merge_request()
-        refused: list[Finding] = []
-        posted = 0
+        refused: list[tuple[InlineComment, str]] = []
+        urls: list[str] = []
         with _writing():
             for comment in comments:
                 position = self.commentable().position(comment.finding)
                 if position is None or info.sha != head_sha:
-                    refused.append(comment.finding)
+                    refused.append((comment, MOVED if position else NOT_ON_DIFF))
                     continue
                 try:
-                    self.client.post_discussion(comment.body, position, info.diff_refs)
+                    posted = self.client.post_discussion(comment.body, position, info.diff_refs)
                 except gl.RefusedPosition:
-                    refused.append(comment.finding)
+                    refused.append((comment, NOT_ON_DIFF))
                 else:
-                    posted += 1
-            note = self.client.create_note(body_for(posted, refused))
-        return PostedReview(self._url(note.id), posted, tuple(refused))
+                    urls.append(self._url(posted.notes[0].id))
+            on_lines = len(urls)
+            for comment, reason in refused:
+                body = off_line_body(comment.finding, comment.body, reason)
+                urls.append(self._url(self.client.post_discussion(body, None, info.diff_refs)
+                                      .notes[0].id))  # fmt: skip
+        url = urls[0] if urls else ""
+        return PostedReview(url, on_lines, tuple(comment.finding for comment, _ in refused))
 
     def upsert_summary(self, existing: Comment | None, body: str) -> str:
         with _writing():
