@@ -451,6 +451,53 @@ def test_a_fork_pipeline_writes_the_reports_and_says_why_it_posted_nothing(
     assert (run.folder / "gl-code-quality-report.json").exists()
 
 
+# A fork's merge request pipeline runs in the fork (ci.py): CI_PROJECT_ID is the fork's.
+IN_A_FORK = {
+    "CI_PROJECT_ID": "99",
+    "CI_MERGE_REQUEST_PROJECT_ID": "7",
+    "CI_MERGE_REQUEST_SOURCE_PROJECT_ID": "99",
+}
+
+
+@pytest.mark.parametrize("where", [IN_A_FORK, {}], ids=["fork", "no-token"])
+def test_a_pipeline_that_cannot_review_still_writes_its_reports(
+    mr: MergeRequest, where: dict[str, str]
+) -> None:
+    """Issue 33, item 5: no model key, nothing reviewed, exit 2; the reports are written
+    anyway (the job keeps them with `artifacts: when: always`), each saying "not reviewed":
+    the JSON report incomplete with the reason, SARIF's invocation failed, Code Quality's
+    blocker for the merge request widget."""
+    run = mr.run([], unset=("REVIEWER_GITLAB_TOKEN", "OPENAI_API_KEY"), **where)
+    assert run.code == 2
+    assert run.outputs["AI_REVIEW_STATUS"] == "not-reviewed"
+    report = run.report()
+    assert (report["status"], report["findings"]) == ("incomplete", [])
+    assert report["incomplete_reason"].startswith("not reviewed: ")
+    assert "OPENAI_API_KEY" in report["incomplete_reason"]
+    sarif = json.loads((run.folder / "reviewer-report.sarif").read_text())
+    assert sarif["runs"][0]["invocations"][0]["executionSuccessful"] is False
+    (issue,) = json.loads((run.folder / "gl-code-quality-report.json").read_text())
+    assert (issue["check_name"], issue["severity"]) == ("reviewer/review-incomplete", "blocker")
+    assert "not reviewed" in issue["description"]
+    assert run.outputs["AI_REVIEW_REPORT"] == str(run.folder / "reviewer-report.json")
+    assert "not reviewed" in run.summary.lower()
+    assert not [r for r in mr.gitlab.requests if r.method != "GET"]
+
+
+def test_a_run_that_fails_after_reviewing_keeps_its_reviews_reports(mr: MergeRequest) -> None:
+    """Fail closed and lose nothing: GitLab fails every attempt to post the summary, the run
+    is not reviewed (exit 2), and the reports it wrote are its review's, not "not reviewed"."""
+    mr.gitlab.inject("POST", "*/notes", 500, headers={"retry-after": "0"}, times=10)
+    run = mr.run([submit(finding("Found before posting"))], REVIEWER_FAIL_ON="high")
+    assert run.code == 2, run.err
+    assert run.outputs["AI_REVIEW_STATUS"] == "not-reviewed"
+    report = run.report()
+    assert report["status"] == "complete"
+    assert [f["title"] for f in report["findings"]] == ["Found before posting"]
+    quality = json.loads((run.folder / "gl-code-quality-report.json").read_text())
+    assert [issue["location"]["lines"]["begin"] for issue in quality] == [31]
+
+
 def test_gitlab_references_in_the_models_words_are_inert(mr: MergeRequest) -> None:
     words = "Ask @bob about #12 and !45, label ~urgent, %v1, $7.\n/merge\n/approve"
     run = mr.run([submit(finding("See !45 and @bob", body=words), summary="/close this")])
