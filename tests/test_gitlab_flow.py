@@ -408,6 +408,36 @@ def test_one_summary_note_per_run_edited_in_place_and_no_note_per_push(mr: Merge
     assert len([d for d in mr.gitlab.discussions if not d["individual_note"]]) == 3
 
 
+def last_line(run: Run) -> str:
+    return run.err.strip().splitlines()[-1]
+
+
+def test_the_log_says_what_gitlab_got_in_gitlabs_words(mr: MergeRequest) -> None:
+    """Issue 33, item 6: no "review with N inline comments", no "summary comment": GitLab
+    got discussions and a note."""
+    mr.gitlab.inject("POST", "*/discussions", 400,
+                     {"message": '400 Bad request - Note {:line_code=>["can\'t be blank"]}'})
+    first = mr.run([submit(finding("One"), finding("Two", line=32))])  # the first is refused
+    assert first.code == 0, first.err
+    web = mr.gitlab.merge_request["web_url"]
+    (on_a_line,) = [d["notes"][0] for d in mr.gitlab.discussions
+                    if d["notes"][0].get("position")]  # fmt: skip
+    summary = next(d for d in mr.gitlab.discussions if d["individual_note"])["notes"][0]
+    summary_url = f"{web}#note_{summary['id']}"
+    assert last_line(first) == (
+        "reviewer: done (complete, exit 0): posted 1 discussion on lines (1 finding in "
+        "discussions of their own, not taken on their lines), created the summary note; "
+        f"2 open findings, highest severity high; discussions {web}#note_{on_a_line['id']}, "
+        f"summary {summary_url}"
+    )
+    second = mr.run([])
+    assert last_line(second) == (
+        "reviewer: done (complete, exit 0): posted no discussion (no new finding to comment "
+        "on a line), edited the summary note; 2 open findings, highest severity high; "
+        f"summary {summary_url}"
+    )
+
+
 def test_a_refused_position_is_a_thread_of_its_own(mr: MergeRequest) -> None:
     """Nothing is lost: the finding GitLab did not take on its line is a discussion without
     a position, its place named first, its text in full, its fingerprint last; a thread like
@@ -446,6 +476,11 @@ def test_a_fork_pipeline_writes_the_reports_and_says_why_it_posted_nothing(
     assert mr.gitlab.discussions == []
     assert not [r for r in mr.gitlab.requests if r.method != "GET"]
     assert "comes from a fork" in run.err and "nothing is posted" in run.err
+    assert last_line(run) == (
+        "reviewer: done (complete, exit 1): posted nothing (this job may not post): see the "
+        f"job's log and {run.folder / 'summary.md'}; 1 open finding, highest severity high"
+    )
+    assert "annotations" not in run.err and "summary comment" not in run.summary
     assert "In a fork" in run.summary
     assert [f["title"] for f in run.report()["findings"]] == ["In a fork"]
     assert (run.folder / "gl-code-quality-report.json").exists()

@@ -23,6 +23,7 @@ from reviewer.forge.interface import (
     InlineComment,
     Permission,
     PostedReview,
+    PostingWords,
     ReadOnlyToken,
     ReviewThread,
     ThreadComment,
@@ -46,6 +47,20 @@ REACTIONS = {"thumbsdown": THUMBS_DOWN, "thumbsup": "+1"}
 # Why a finding's thread is not on its line (said first in that thread).
 NOT_ON_DIFF = "GitLab did not take it on its line of the merge request's diff"
 MOVED = "the merge request's head moved while this run reviewed it"
+# What the log says a run posted on GitLab: discussions and notes, GitLab's own words.
+WORDS = PostingWords(
+    on_lines="{lines} on lines",
+    line_noun="discussion",
+    elsewhere="{findings} in discussions of their own, not taken on their lines",
+    none_on_lines="no discussion",
+    summary="summary note",
+    first_url="discussions",
+    no_write="this job may not post",
+    no_write_long=(
+        "this job may not post on it (a fork's pipeline, no token, or a token without the api "
+        "scope)"
+    ),
+)
 CANNOT_RESOLVE = (
     "The threads of fixed findings stay open: the token's user cannot resolve threads. GitLab "
     "allows that from the Developer role: give the project access token that role or above."
@@ -74,6 +89,7 @@ class GitLabMergeRequest:
     name = "GitLab"
     noun = "merge request"
     cannot_resolve = CANNOT_RESOLVE
+    words = WORDS
     dialect = "gitlab"
 
     def __init__(self, client: gl.GitLabClient, signer: Signer) -> None:

@@ -79,6 +79,8 @@ class GitLabCI:
         self.temp_dir = reports_folder(job, env)
         self.temp_dir.mkdir(parents=True, exist_ok=True)
         self.summary_file = self.temp_dir / SUMMARY_FILE
+        # GitLab has no annotations: the findings are log lines and the summary file.
+        self.results_where = f"the job's log and {self.summary_file}"
         dotenv = env.get("REVIEWER_DOTENV")
         self.dotenv_file = Path(dotenv) if dotenv else None
         self._outputs: dict[str, str] = {}

@@ -18,7 +18,7 @@ from reviewer.forge.interface import (
     ReadOnlyToken,
     ReviewThread,
 )
-from reviewer.gitlab.adapter import gitlab_suggestion
+from reviewer.gitlab.adapter import WORDS, gitlab_suggestion
 from reviewer.gitlab.ci import GitLabJob
 
 
@@ -31,6 +31,7 @@ class UnpostedMergeRequest:
     name = "GitLab"
     noun = "merge request"
     cannot_resolve = ""
+    words = WORDS
     dialect = "gitlab"
     bot_login = ""
 
