@@ -338,15 +338,45 @@ def test_a_forged_state_note_by_a_person_does_nothing(mr: MergeRequest) -> None:
 def test_a_question_in_a_note_is_answered_on_the_next_run_once(mr: MergeRequest) -> None:
     first = mr.run([submit()])
     assert first.code == 0, first.err
-    question = mr.gitlab.person("alice").note("@reviewer why is line 31 added?")
+    # The bot is called by its own username (GET /user), not `@reviewer` (a user of that
+    # name would be notified): that note asks nothing.
+    mr.gitlab.person("alice").note("@reviewer why is the zebra here?")
+    question = mr.gitlab.person("alice").note(f"@{BOT} why is line 31 added?")
     second = mr.run([answer("Because the feature needs it.")])
     assert second.code == 0, second.err
+    assert len(second.llm_bodies) == 1 and "zebra" not in json.dumps(second.llm_bodies)
     answers = [n for n in mr.notes_by_bot() if "Because the feature" in n["body"]]
     assert len(answers) == 1
     assert f"answer-to={question['id']}" in answers[0]["body"]
     third = mr.run([])  # nothing asked of the model: the question was answered
     assert third.code == 0, third.err
     assert len([n for n in mr.notes_by_bot() if "Because the feature" in n["body"]]) == 1
+
+
+def test_a_question_the_model_cannot_answer_is_said_once_not_asked_every_run(
+    mr: MergeRequest,
+) -> None:
+    """Issue 33, item 6: the reply that says why carries a signed `not-answered` line, so
+    the next runs do not ask the model again (and pay again, and reply again); it is no
+    answer (answered_question reads none), and a new note asks again."""
+    assert mr.run([submit()]).code == 0
+    question = mr.gitlab.person("alice").note(f"@{BOT} is `total` tested?")
+    looping = reply(tool_calls=[tool_call("list_files", {})])
+    failed = mr.run([looping] * 3, REVIEWER_MAX_TURNS="2")
+    assert len(failed.llm_bodies) == 2, failed.err
+    (said,) = [n["body"] for n in mr.notes_by_bot() if "could not answer" in n["body"]]
+    assert said.startswith("I could not answer this question:") and "max_turns" in said
+    assert "Ask again in a new comment" in said
+    assert f"not-answered={question['id']}" in said.rstrip().rsplit("\n", 1)[1]
+    assert "answer-to=" not in said
+    again = mr.run([looping] * 3, REVIEWER_MAX_TURNS="2")
+    assert again.llm_bodies == [], again.err
+    assert len([n for n in mr.notes_by_bot() if "could not answer" in n["body"]]) == 1
+    asked_again = mr.gitlab.person("alice").note(f"@{BOT} is `total` tested? (again)")
+    answered = mr.run([answer("Yes, in test_total.")])
+    assert len(answered.llm_bodies) == 1, answered.err
+    (reply_body,) = [n["body"] for n in mr.notes_by_bot() if "in test_total" in n["body"]]
+    assert f"answer-to={asked_again['id']}" in reply_body
 
 
 def test_a_question_in_the_bots_thread_is_answered_there_in_gitlabs_markdown(
@@ -356,10 +386,10 @@ def test_a_question_in_the_bots_thread_is_answered_there_in_gitlabs_markdown(
     assert first.code == 0, first.err
     thread = mr.thread("Added line")
     dana = mr.gitlab.person("dana", "developer")
-    question = dana.reply(thread["id"], "@reviewer is this really a bug?")
-    dana.reply(thread["id"], "> @reviewer is this really a bug?\n\nquoted, not asked")
+    question = dana.reply(thread["id"], f"@{BOT} is this really a bug?")
+    dana.reply(thread["id"], f"> @{BOT} is this really a bug?\n\nquoted, not asked")
     rita = mr.gitlab.person("rita", "reporter")
-    rita.note("@reviewer please explain everything")  # not the author, no write access
+    rita.note(f"@{BOT} please explain everything")  # not the author, no write access
     second = mr.run([answer("Yes: see !45, ask @bob.\n/approve")])
     assert second.code == 0, second.err
     replies = [n["body"] for n in mr.thread("Added line")["notes"][1:]

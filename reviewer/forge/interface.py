@@ -184,6 +184,10 @@ class ChangeRequestForge(Protocol):
     name: str  # "GitHub", "GitLab": said in messages ("GitHub refused their line anchors")
     noun: str  # "pull request", "merge request": what messages call the change request
     bot_login: str  # the login the adapter posts as (exact; may be read lazily)
+    # How people call the bot when the `mention` setting is not set: "" keeps the setting's
+    # default (`@reviewer`: a GitHub App cannot be mentioned); GitLab's bot is a user, so
+    # `@` and its username (`@reviewer` there would notify whoever has that name).
+    own_mention: str
     # What the summary says when the token may not resolve threads: how to allow it.
     cannot_resolve: str
     # What the log calls what this forge got (closing_line).

@@ -56,6 +56,7 @@ class GitHubPull:
     noun = "pull request"
     cannot_resolve = CANNOT_RESOLVE
     words = WORDS
+    own_mention = ""  # the `mention` setting's default: an App cannot be mentioned
     dialect = "github"
 
     def __init__(self, client: GitHubClient, pull: Any) -> None:  # PyGithub's PullRequest

@@ -105,6 +105,12 @@ class GitLabMergeRequest:
         return self.client.me()[1]
 
     @property
+    def own_mention(self) -> str:
+        """The bot's own username (GET /user of the token): `@reviewer` could notify a real
+        GitLab user of that name, and would not call the bot."""
+        return f"@{self.bot_login}"
+
+    @property
     def info(self) -> gl.MergeRequestInfo:
         if self._info is None:
             self._info = self.client.merge_request()

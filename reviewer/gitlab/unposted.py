@@ -34,6 +34,7 @@ class UnpostedMergeRequest:
     words = WORDS
     dialect = "gitlab"
     bot_login = ""
+    own_mention = ""  # it answers no question: it reads no note
 
     def __init__(self, job: GitLabJob, env: Mapping[str, str], why: str) -> None:
         self.job = job
