@@ -373,18 +373,20 @@ def test_a_429_carries_retry_after_and_does_nothing(fake: FakeGitLab) -> None:
 def test_the_program_keeps_its_state_across_restarts(repo: GitRepo, tmp_path: Path) -> None:
     make_merge_request(repo)
     state = tmp_path / "state.json"
+    env_file = tmp_path / "job.env"
 
     def start() -> tuple[subprocess.Popen[str], str]:
         proc = subprocess.Popen(
             [sys.executable, "-m", "reviewer.testing.fake_gitlab", "--repo", str(repo.root),
-             "--state", str(state)],
+             "--state", str(state), "--env", str(env_file)],
             stdout=subprocess.PIPE, text=True,
         )  # fmt: skip
         assert proc.stdout is not None
-        line = proc.stdout.readline().strip()
-        while not line.startswith("http"):
-            line = proc.stdout.readline().strip()
-        return proc, line
+        line = proc.stdout.readline()
+        while line and not line.startswith("http"):
+            line = proc.stdout.readline()
+        assert line.startswith("http"), "the fake ended without printing its URL"
+        return proc, line.strip()
 
     def run(*args: str) -> str:
         done = subprocess.run(
@@ -414,8 +416,20 @@ def test_the_program_keeps_its_state_across_restarts(repo: GitRepo, tmp_path: Pa
         repo.write("new.py", "print('pushed')\n")
         head = repo.commit("push")
         assert "pushed" in run("push", "--url", url)
-        # The control answer comes after the state file was rewritten.
+        # The control answer comes after the state file was rewritten, and the job's
+        # environment (--env) with it: the pipeline of the push has another commit.
         assert json.loads(state.read_text())["versions"][-1]["head_sha"] == head
+        exports = dict(line.removeprefix("export ").split("=", 1)
+                       for line in env_file.read_text().splitlines())  # fmt: skip
+        assert exports["CI_COMMIT_SHA"] == head
+        base = repo.git("merge-base", "main", head).strip()
+        assert exports["CI_MERGE_REQUEST_DIFF_BASE_SHA"] == base
+        assert (exports["CI_API_V4_URL"], exports["CI_PROJECT_ID"]) == (f"{url}/api/v4", "7")
+        # A discussion is named by its id or by one of its notes' ids.
+        note = kept[0].attributes["notes"][0]["id"]
+        run("act", "erin", "--role", "developer", "--url", url, "reply", str(note), "thanks")
+        notes = mr.discussions.get(thread.id).attributes["notes"]
+        assert [n["body"] for n in notes] == ["bug", "thanks"]
     finally:
         proc.terminate()
         proc.wait(timeout=30)
