@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from reviewer.errors import ReviewerError
 from reviewer.findings import Severity
@@ -277,3 +278,12 @@ def test_an_api_key_in_a_settings_file_is_refused(
     repo.write(name, text.replace('api_key = "sk-live"', 'base_url = "http://llm.internal/v1"'))
     repo.commit()
     assert settings_for(repo).base_url == "http://llm.internal/v1"
+
+
+def test_a_mention_may_be_a_gitlab_username() -> None:
+    """GitLab usernames hold `_` and `.` (a project access token's bot: `project_7_bot`)."""
+    assert Settings.model_validate({"mention": "@project_7_bot"}).mention == "@project_7_bot"
+    assert Settings.model_validate({"mention": "@jane.doe"}).mention == "@jane.doe"
+    for bad in ("@bad name", "reviewer", "@", "@trailing."):
+        with pytest.raises(ValidationError):
+            Settings.model_validate({"mention": bad})

@@ -4,7 +4,9 @@ settings shown are settings reviewer accepts, and the synopses name the options 
 take. Where each block runs:
 
 - install, fake-model: tests/test_readme.py; local-fakes, local-run, local-push, local-act:
-  tests/test_try_github_locally.py; release: tests/test_release.py; lint: tests/test_lint.py;
+  tests/test_try_github_locally.py; gitlab-local-fakes, gitlab-local-run, gitlab-local-act,
+  gitlab-local-push: tests/test_try_gitlab_locally.py; release: tests/test_release.py; lint:
+  tests/test_lint.py;
   action-workflow(-readme): tests/test_action_yaml.py (and tests/test_action_workflow.py runs
   that workflow with act);
 - local, ci-report, ci-gate, dry-run, reviewdog, tool-examples, eval-sample, eval-martian:

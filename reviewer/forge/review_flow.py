@@ -104,7 +104,9 @@ def review_change(
     if highest is not None:
         opened += f", highest severity {highest.value}"
     ci.log(tokens_and_cost_text(result))
-    ci.log(closing_line(result, posting, existing is not None, opened, int(code)))
+    edited = existing is not None
+    words, where = pr.forge.words, ci.results_where
+    ci.log(closing_line(result, posting, edited, opened, int(code), words, where))
     return int(code)
 
 

@@ -55,6 +55,22 @@ def write_run_files(
     return {**outputs, **usage_outputs(result)}
 
 
+def not_reviewed_result(reason: str, *, model: str, base: str, head: str) -> ReviewResult:
+    """What the reports of a run that could not review say (a fork's pipeline without the
+    model's key, ...): an incomplete review of nothing, `not reviewed: REASON`. Every format
+    says incomplete (the JSON `status`, SARIF's failed invocation, Code Quality's blocker),
+    never clean."""
+    return ReviewResult(
+        status="incomplete",
+        summary="",
+        findings=(),
+        model=model,
+        base=base,
+        head=head,
+        incomplete_reason=f"not reviewed: {reason}",
+    )
+
+
 def usage_outputs(result: ReviewResult) -> dict[str, str]:
     """`tokens`: what the server counted for this run's requests; `cost`: USD with four
     decimals, empty when the model has no price (the log and the reports say so)."""

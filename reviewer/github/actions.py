@@ -310,6 +310,7 @@ class ActionsCI:
         self.repository = context.repository
         # The runner's temporary folder, outside the checkout.
         self.temp_dir = Path(env.get("RUNNER_TEMP") or ".")
+        self.results_where = "the job summary and annotations"
 
     def log(self, message: str) -> None:
         log(message)

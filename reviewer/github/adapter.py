@@ -18,6 +18,7 @@ from reviewer.forge.interface import (
     OpenChange,
     Permission,
     PostedReview,
+    PostingWords,
     ReviewThread,
 )
 from reviewer.forge.signing import Signer
@@ -35,12 +36,27 @@ CANNOT_RESOLVE = (
 )
 
 
+# What the log says a run posted on GitHub.
+WORDS = PostingWords(
+    on_lines="a review with {lines}",
+    line_noun="inline comment",
+    elsewhere="{findings} in its body",
+    none_on_lines="no review",
+    summary="summary comment",
+    first_url="review",
+    no_write="read-only token",
+    no_write_long="the token is read-only (a fork's pull request?)",
+)
+
+
 class GitHubPull:
     """One pull request, as the core's ChangeRequestForge."""
 
     name = "GitHub"
     noun = "pull request"
     cannot_resolve = CANNOT_RESOLVE
+    words = WORDS
+    own_mention = ""  # the `mention` setting's default: an App cannot be mentioned
     dialect = "github"
 
     def __init__(self, client: GitHubClient, pull: Any) -> None:  # PyGithub's PullRequest

@@ -28,6 +28,7 @@ from reviewer.gitlab.objects import (
     MergeRequestInfo,
     NoteInfo,
     Position,
+    RangeEnd,
 )
 
 __all__ = [
@@ -40,6 +41,7 @@ __all__ = [
     "MergeRequestInfo",
     "NoteInfo",
     "Position",
+    "RangeEnd",
     "ReadOnlyToken",
     "RefusedPosition",
 ]
@@ -257,6 +259,7 @@ class GitLabClient:
             resolvable=bool(first.get("resolvable")),
             resolved=bool(first.get("resolved")),
             resolved_by=resolved_by["username"] if resolved_by else None,
+            resolved_by_id=int(resolved_by["id"]) if resolved_by else None,
             position=first.get("position"),
             individual_note=bool(raw.get("individual_note")),
         )

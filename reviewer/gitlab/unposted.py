@@ -18,7 +18,7 @@ from reviewer.forge.interface import (
     ReadOnlyToken,
     ReviewThread,
 )
-from reviewer.gitlab.adapter import gitlab_suggestion
+from reviewer.gitlab.adapter import WORDS, gitlab_suggestion
 from reviewer.gitlab.ci import GitLabJob
 
 
@@ -31,8 +31,10 @@ class UnpostedMergeRequest:
     name = "GitLab"
     noun = "merge request"
     cannot_resolve = ""
+    words = WORDS
     dialect = "gitlab"
     bot_login = ""
+    own_mention = ""  # it answers no question: it reads no note
 
     def __init__(self, job: GitLabJob, env: Mapping[str, str], why: str) -> None:
         self.job = job

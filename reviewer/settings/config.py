@@ -20,7 +20,8 @@ CONFIG_FILE = ".reviewer.toml"
 PYPROJECT = "pyproject.toml"
 ENV_PREFIX = "REVIEWER_"
 # `@` and a GitHub login: letters, digits and single hyphens, 39 characters at most.
-_MENTION = re.compile(r"@[A-Za-z0-9](?:-?[A-Za-z0-9]){0,38}")
+# A GitHub login (letters, digits, single hyphens) or a GitLab username (also `_` and `.`).
+_MENTION = re.compile(r"@[A-Za-z0-9_](?:[A-Za-z0-9_.-]{0,253}[A-Za-z0-9_])?")
 FailOn = Literal["critical", "high", "medium", "low", "info", "none"]
 VerifyLevel = Literal["all", "off", "critical", "high", "medium", "low", "info"]
 
@@ -139,7 +140,8 @@ class Settings(BaseModel):
     mention: str = Field(
         "@reviewer",
         description="How people call the bot in a comment (a mention, `@` and a login); a "
-        "comment that says it outside code and quotes is a question for the bot.",
+        "comment that says it outside code and quotes is a question for the bot. Unset on "
+        "GitLab: the bot's own username.",
     )
     answer_to: Literal["author-and-writers", "anyone"] = Field(
         "author-and-writers",
@@ -187,7 +189,7 @@ class Settings(BaseModel):
         value = value.strip()
         if not _MENTION.fullmatch(value):
             raise ValueError(
-                "a mention is `@` and a GitHub login (letters, digits, hyphens), e.g. @reviewer"
+                "a mention is `@` and a login (letters, digits, `-`, `_`, `.`), e.g. @reviewer"
             )
         return value
 

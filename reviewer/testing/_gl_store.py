@@ -81,11 +81,6 @@ class ProjectInfo:
     source_project_id: int
 
 
-def line_code(path: str, old: int | None, new: int | None) -> str:
-    """GitLab's line code: SHA1 of the path, `_old_new` (lib/gitlab/git/diff.rb line_code)."""
-    return f"{hashlib.sha1(path.encode()).hexdigest()}_{old or 0}_{new or 0}"
-
-
 class MergeRequestStore:
     """Everything the fake knows, behind one lock (the server answers from many threads)."""
 
