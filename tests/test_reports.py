@@ -685,7 +685,8 @@ def test_json_context_tickets_and_intent_findings_round_trip(
     tickets = (
         TicketUse("PAY-42", "https://jira.test/browse/PAY-42", "Refunds", "In Progress", True,
                   cut="300,000 characters, the first 4,000 shown"),
-        TicketUse("#12", "https://github.com/acme/shop/issues/12", why="GitHub could not find it (404)"),
+        TicketUse("#12", "https://github.com/acme/shop/issues/12",
+                  why="GitHub could not find it (404)"),
     )  # fmt: skip
     intent = replace(FINDINGS[0], category="intent", ticket="PAY-42",
                      ticket_quote="A refund never exceeds the charge.")  # fmt: skip

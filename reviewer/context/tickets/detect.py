@@ -95,14 +95,11 @@ def named_ticket(text: str, *, sites: Sequence[ForgeSite], jira_url: str | None)
     if _JIRA_KEY.fullmatch(value):
         key = value.upper()
         return TicketRef("jira", key, f"{jira_url}/browse/{key}" if jira_url else "")
-    for ref in _in_text(value, [s for s in sites if s.repository], jira_url, ()):
-        return ref
-    for site in sites:  # a local run: the issue URLs of a forge it has a token for
+    for site in sites:  # the issue URLs of a forge the run has a token for (local: any)
         for ref in _forge_urls(value, site):
             return ref
-    shape = _any_issue_url(value)
-    if shape is not None:
-        return shape
+    for ref in _in_text(value, [s for s in sites if s.repository], jira_url, ()):
+        return ref
     raise ReviewerError(
         f"--ticket: '{value[:80]}' is not a Jira key (PAY-42), a Jira /browse/ link or an "
         "issue URL of GitHub or GitLab"
