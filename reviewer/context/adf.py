@@ -18,6 +18,11 @@ from __future__ import annotations
 from typing import Any
 
 MAX_NODES = 200_000
+
+
+class _Out(str):
+    """Text the walk writes (a marker, a line break), told apart from a string node."""
+
 _BLOCKS = {
     "paragraph", "heading", "codeBlock", "blockquote", "panel", "rule", "table",
     "mediaSingle", "mediaGroup", "expand", "nestedExpand", "decisionList", "taskList",
@@ -39,12 +44,12 @@ _ATTR_TEXT = {
 def adf_text(document: Any) -> str:
     """The text of an ADF document (or any node); "" for what is not one."""
     out: list[str] = []
-    # A stack of work: a node to visit, or a string to write when its children are done.
+    # A stack of work: a node to visit, or text (_Out) to write when its children are done.
     stack: list[tuple[Any, str, int]] = [(document, "", 0)]
     visited = 0
     while stack and visited < MAX_NODES:
         node, prefix, depth = stack.pop()
-        if isinstance(node, str):
+        if isinstance(node, _Out):
             out.append(node)
             continue
         if not isinstance(node, dict):
@@ -70,21 +75,21 @@ def adf_text(document: Any) -> str:
         children = node.get("content") if isinstance(node.get("content"), list) else []
         assert isinstance(children, list)
         before, after, child_prefix = _frame(kind, attrs, prefix, depth)
-        work: list[tuple[Any, str, int]] = [(before, "", 0)]
+        work: list[tuple[Any, str, int]] = [(_Out(before), "", 0)]
         if kind in ("bulletList", "orderedList", "taskList", "decisionList"):
             start = attrs.get("order", 1) if isinstance(attrs.get("order"), int) else 1
             for number, item in enumerate(children, start):
                 marker = f"{number}. " if kind == "orderedList" else "- "
-                work.append(("\n" + "  " * depth + marker, "", 0))
+                work.append((_Out("\n" + "  " * depth + marker), "", 0))
                 work.append((item, child_prefix, depth + 1))
         elif kind == "tableRow":
             for index, cell in enumerate(children):
-                work.append((" | " if index else "| ", "", 0))
+                work.append((_Out(" | " if index else "| "), "", 0))
                 work.append((cell, child_prefix, depth + 1))
-            work.append((" |\n", "", 0))
+            work.append((_Out(" |\n"), "", 0))
         else:
             work += [(child, child_prefix, depth) for child in children]
-        work.append((after, "", 0))
+        work.append((_Out(after), "", 0))
         stack.extend(reversed(work))
     text = "".join(out)
     if stack:
@@ -103,7 +108,9 @@ def _frame(kind: Any, attrs: dict[str, Any], prefix: str, depth: int) -> tuple[s
         return "> ", "\n\n", prefix + "> "
     if kind == "paragraph":
         return "", "\n\n" if depth == 0 else "", prefix
-    if kind in ("panel", "table", "expand", "nestedExpand", "mediaSingle"):
+    if kind == "table":
+        return "", "\n", prefix  # each row ends its own line
+    if kind in ("panel", "expand", "nestedExpand", "mediaSingle"):
         title = attrs.get("title") if kind in ("expand", "nestedExpand") else None
         return (f"{title}\n" if isinstance(title, str) else ""), "\n\n", prefix
     if kind in ("bulletList", "orderedList", "taskList", "decisionList"):
