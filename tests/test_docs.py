@@ -9,8 +9,8 @@ take. Where each block runs:
   tests/test_lint.py;
   action-workflow(-readme): tests/test_action_yaml.py (and tests/test_action_workflow.py runs
   that workflow with act);
-- local, ci-report, ci-gate, dry-run, reviewdog, tool-examples, eval-sample, eval-martian:
-  tests/test_doc_commands.py;
+- local, ci-report, ci-gate, dry-run, reviewdog, tool-examples, eval-sample, eval-tickets,
+  eval-martian: tests/test_doc_commands.py;
 - test-suite, contributing-test-suite, one-test-file, review-usage, tool-usage: here.
 """
 

@@ -72,6 +72,8 @@ def review_command(args: argparse.Namespace) -> int:
 
 def _review_request(args: argparse.Namespace, *, keep_transcript: bool) -> ReviewRequest:
     """What `reviewer review` asks for, from its options: a review or its dry run."""
+    from reviewer.cli.sites import local_sites
+    from reviewer.context.tickets.model import TicketRequest
     from reviewer.review.prepare import ReviewRequest
 
     return ReviewRequest(
@@ -82,6 +84,7 @@ def _review_request(args: argparse.Namespace, *, keep_transcript: bool) -> Revie
         flags={"model": args.model, "fail_on": args.fail_on},
         config_path=args.config,
         keep_transcript=keep_transcript,
+        tickets=TicketRequest(named=tuple(args.ticket), sites=local_sites(os.environ)),
     )
 
 

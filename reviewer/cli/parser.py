@@ -94,6 +94,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     review.add_argument("--model", help="model name (or REVIEWER_MODEL)")
     review.add_argument(
+        "--ticket",
+        action="append",
+        default=[],
+        metavar="KEY|URL",
+        help="a ticket the change is for, besides those its commits name: a Jira key (PAY-42, "
+        "read from jira_url) or an issue URL of GitHub or GitLab (read with GITHUB_TOKEN or "
+        "GITLAB_TOKEN, on their own host only); repeat for several",
+    )
+    review.add_argument(
         "--config", type=Path, help="settings file to use instead of the repository's"
     )
     review.add_argument(

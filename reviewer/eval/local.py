@@ -24,6 +24,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from reviewer.context.tickets.model import Ticket
 from reviewer.errors import ReviewerError, json_problem
 from reviewer.eval.cases import SIDES, Dataset, EvalCase, ExpectedIssue
 from reviewer.findings import Severity
@@ -33,8 +34,10 @@ FORMAT_TAG = "reviewer-eval"
 SEVERITY_NAMES = tuple(severity.value for severity in Severity)
 WHAT = 'a JSON file with "format": "reviewer-eval"'
 _CASE_KEYS = frozenset(
-    {"id", "repo", "base", "head", "commits", "title", "description", "repository", "expected"}
-)
+    {"id", "repo", "base", "head", "commits", "title", "description", "repository", "expected",
+     "tickets"}
+)  # fmt: skip
+_TICKET_KEYS = frozenset({"key", "title", "text", "url", "status"})
 _ISSUE_KEYS = frozenset({"description", "severity", "path", "lines", "side"})
 # Every built repository has the same author and clock: same input, same commit ids.
 _IDENTITY = "reviewer-eval <eval@reviewer.invalid>"
@@ -119,7 +122,28 @@ def _case(data: Any, where: str, folder: Path, cache_dir: Path, log: Any) -> Eva
         repository=str(label),
         title=str(data.get("title") or ""),
         description=str(data.get("description") or ""),
+        tickets=_tickets(data.get("tickets", []), where),
     )
+
+
+def _tickets(data: Any, where: str) -> tuple[Ticket, ...]:
+    """A case's tickets: `[{"key", "title", "text", "url"?, "status"?}]`, keys unique."""
+    if not isinstance(data, list):
+        raise ReviewerError(f'{where}: "tickets" is a list of {{"key", "title", "text"}}')
+    tickets = []
+    for number, item in enumerate(data, 1):
+        item = _checked(item, f"{where}: ticket {number}", "a ticket", _TICKET_KEYS)
+        if not all(isinstance(item.get(k, ""), str) for k in _TICKET_KEYS):
+            raise ReviewerError(f"{where}: ticket {number}: every value is a string")
+        key, text = item.get("key", "").strip(), item.get("text", "")
+        if not key or not text.strip():
+            raise ReviewerError(f'{where}: ticket {number}: "key" and "text" are non-empty')
+        tickets.append(Ticket(key, item.get("url", ""), item.get("title", ""),
+                              item.get("status", ""), text, read=True))  # fmt: skip
+    keys = [t.key.upper() for t in tickets]
+    if len(set(keys)) != len(keys):
+        raise ReviewerError(f"{where}: two tickets have the same key")
+    return tuple(tickets)
 
 
 def _issue(data: Any, where: str) -> ExpectedIssue:

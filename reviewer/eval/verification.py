@@ -40,6 +40,7 @@ def verification_stage(given: StageInput) -> StageOutput:
         model=lambda own: chat_model(own, None, profile, connection, SUBMIT_VERDICT),
         environment=verify_environment(given.root, given.base),
         repository=given.info.repository,
+        tickets=given.tickets,
     )
     checked = verify_findings(list(given.findings), settings, verifier)
     price = price_for(settings.verify_model or settings.model, settings.prices)

@@ -11,6 +11,7 @@ answered. Nothing here asks the model before every check has passed.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 
 from reviewer.errors import ExitCode, ReviewerError
 from reviewer.forge.asking import read_ask, refusal, reviewed_already
@@ -96,7 +97,11 @@ def _answer(pr: OpenChange, ci: CISide, env: Mapping[str, str], comment: Comment
     progress = Progress()
     try:
         answer = answer_question(
-            request_for(pr, ci, ReviewScope(None, None, f"the whole {forge.noun}"), env),
+            # An answer reads no ticket: its prompts do not show them.
+            replace(
+                request_for(pr, ci, ReviewScope(None, None, f"the whole {forge.noun}"), env),
+                tickets=None,
+            ),
             _question(pr, comment, prior),
             events=progress,
         )

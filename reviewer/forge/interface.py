@@ -26,6 +26,7 @@ from enum import IntEnum
 from pathlib import Path
 from typing import Any, Protocol
 
+from reviewer.context.tickets.model import ForgeIssue
 from reviewer.errors import ReviewerError
 from reviewer.findings import Finding
 from reviewer.forge.signing import Signer
@@ -242,6 +243,14 @@ class ChangeRequestForge(Protocol):
 
     def commentable(self) -> Commentable:
         """The lines the forge accepts inline comments on."""
+        ...
+
+    def issue(self, repository: str, number: int) -> ForgeIssue:
+        """Issue `number` of `repository` (owner/name, group/project) on this forge, read
+        with the run's token: a ticket the change names. A pull request answered as an issue
+        (GitHub) says so (`is_change_request`); one whose text could reach people who may not
+        read it (confidential, or in another repository that is not public) says why
+        (`restricted`). A ForgeError (with its status) when it cannot be read."""
         ...
 
     # --- writing (ReadOnlyToken when the token may not) ------------------------------------

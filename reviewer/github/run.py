@@ -34,7 +34,8 @@ def run_github(environ: Mapping[str, str] | None = None) -> int:
     env = os.environ if environ is None else environ
     if env.get("GITHUB_ACTIONS") == "true":
         # Only the runner reads these; anywhere else they would print the secrets.
-        for name in ("GITHUB_TOKEN", "OPENAI_API_KEY", "REVIEWER_STATE_KEY"):
+        for name in ("GITHUB_TOKEN", "OPENAI_API_KEY", "REVIEWER_STATE_KEY",
+                     "REVIEWER_JIRA_TOKEN", "JIRA_API_TOKEN"):  # fmt: skip
             add_mask(env.get(name))
     try:
         context = load_context(env)

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from typing import Any
 
+from reviewer.context.tickets.model import ForgeIssue
 from reviewer.findings import Finding
 from reviewer.forge.interface import (
     THUMBS_DOWN,
@@ -234,6 +236,12 @@ class GitLabMergeRequest:
                     found |= marker[1]
         return found
 
+    def issue(self, repository: str, number: int) -> ForgeIssue:
+        """A project's issue; a confidential one, or one of another project that is not
+        public, is named but not read: its text could reach people who may not see it."""
+        found, shared = self.client.issue(repository, number)
+        return _forge_issue(found, shared, repository)
+
     def commentable(self) -> LineMap:
         if self._lines is None:
             self._lines = LineMap(self.client.diffs())
@@ -310,3 +318,33 @@ def _thread_comment(note: gl.NoteInfo) -> ThreadComment:
     return ThreadComment(
         note.id, note.author, note.body, {k: tuple(v) for k, v in reactions.items()}
     )
+
+
+def _forge_issue(found: dict[str, Any], shared: bool, repository: str) -> ForgeIssue:
+    """A confidential issue, or one of another project that is not public, is named but not
+    read: its text could reach people who may not see it."""
+    restricted = ""
+    if found.get("confidential"):
+        restricted = "a confidential issue: its text could reach people who may not see it"
+    elif not shared:
+        restricted = (
+            f"an issue of {repository}, which is not public: its text could reach people "
+            "who may not see it"
+        )
+    return ForgeIssue(
+        title=str(found.get("title") or ""),
+        body=str(found.get("description") or ""),
+        state=str(found.get("state") or ""),
+        url=str(found.get("web_url") or ""),
+        restricted=restricted,
+    )
+
+
+def issue_reader(server_url: str, token: str) -> Callable[[str, int], ForgeIssue]:
+    """A local run's reader of the GitLab issues named with --ticket (the user's token)."""
+
+    def read(repository: str, number: int) -> ForgeIssue:
+        found, shared = gl.GitLabClient(server_url, token, repository, 0).issue(repository, number)
+        return _forge_issue(found, shared, repository)
+
+    return read

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
+from reviewer.context.tickets.model import ForgeIssue
 from reviewer.findings import Finding
 from reviewer.forge.interface import (
     ChangeRequest,
     Comment,
+    ForgeError,
     InlineComment,
     Permission,
     PostedReview,
@@ -80,6 +82,10 @@ class UnpostedMergeRequest:
 
     def posted_fingerprints(self) -> set[str]:
         return set()
+
+    def issue(self, repository: str, number: int) -> ForgeIssue:
+        """Nothing of GitLab is read without a token (nor in a fork's pipeline)."""
+        raise ForgeError(self.why)
 
     def commentable(self) -> _NoLines:
         return _NoLines()

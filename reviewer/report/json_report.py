@@ -21,6 +21,7 @@ from reviewer.findings import (
     ReviewResult,
     RuleFileUse,
     Severity,
+    TicketUse,
     Usage,
     Verification,
     sort_findings,
@@ -28,6 +29,7 @@ from reviewer.findings import (
 from reviewer.report.json_schema import (
     FORMAT,
     VERSION,
+    ContextV1,
     CostV1,
     CountsV1,
     DiscardedV1,
@@ -40,6 +42,7 @@ from reviewer.report.json_schema import (
     ReportV1,
     RuleFileV1,
     StateV1,
+    TicketV1,
     UsageV1,
     VerificationCostV1,
     VerificationV1,
@@ -98,6 +101,7 @@ def to_report(result: ReviewResult) -> ReportV1:
         duration_seconds=round(max(0.0, result.duration_seconds), 3),
         tool_calls=result.tool_calls,
         turns=result.turns,
+        context=ContextV1(tickets=[TicketV1(**asdict(t)) for t in result.tickets]),
     )
 
 
@@ -157,6 +161,7 @@ def parse_json(text: str | bytes) -> ReviewResult:
         tool_calls=report.tool_calls,
         turns=report.turns,
         incomplete_reason=report.incomplete_reason,
+        tickets=tuple(TicketUse(**t.model_dump()) for t in report.context.tickets),
     )
 
 
@@ -272,6 +277,8 @@ def _finding(finding: Finding) -> FindingV1:
         merged_from=finding.merged_from,
         confidence=finding.confidence,
         verification=_verification(finding.verification),
+        ticket=finding.ticket,
+        ticket_quote=finding.ticket_quote,
     )
 
 
@@ -309,4 +316,6 @@ def _from_finding(item: FindingV1) -> Finding:
         merged_from=item.merged_from,
         confidence=item.confidence,
         verification=Verification(**item.verification.model_dump()) if item.verification else None,
+        ticket=item.ticket,
+        ticket_quote=item.ticket_quote,
     )

@@ -35,7 +35,7 @@ def place(finding: FindingIn, change: Change, counter: LineCounter) -> Finding:
     code = _excerpt(finding, file, counter)
     # A finding moved to where its quote is, or kept without its quote (grounding.py),
     # says so.
-    note = "; ".join(part for part in (finding._grounding, note) if part)
+    note = "; ".join(part for part in (finding._grounding, finding._ticket_note, note) if part)
     return Finding(
         path=finding.path,
         line=line,
@@ -53,6 +53,10 @@ def place(finding: FindingIn, change: Change, counter: LineCounter) -> Finding:
         new_file_line=_where_removed(file, line) if finding.side == "LEFT" else None,
         confidence=finding.confidence,
         discard_reason=finding._refused,
+        ticket=finding._ticket,
+        ticket_quote=(finding.ticket_quote or "") if finding._ticket else "",
+        # An intent finding whose quote is in no ticket is checked whatever its severity.
+        force_verify=bool(finding._ticket_note),
     )
 
 

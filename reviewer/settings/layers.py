@@ -54,7 +54,8 @@ def environment_layer(environ: Mapping[str, str]) -> Layer:
 
 
 def _env_value(key: str, value: str) -> Any:
-    if key in ("include", "exclude") or (key == "rule_files" and value not in ("auto", "none")):
+    lists = ("include", "exclude", "jira_projects")
+    if key in lists or (key == "rule_files" and value not in ("auto", "none")):
         return tuple(part.strip() for part in value.replace("\n", ",").split(",") if part.strip())
     return value
 
@@ -167,6 +168,9 @@ SETTING_EXAMPLES = {
     "prices": '[prices."my-model"] with input = 2.5, cached_input = 1.25, output = 10.0',
     "max_cost": "max_cost = 2.5",
     "verify": 'verify = "all" (or "off", or a severity such as "medium")',
+    "jira_url": 'jira_url = "https://acme.atlassian.net"',
+    "jira_projects": 'jira_projects = ["PAY", "OPS"]',
+    "tickets": 'tickets = "auto" (or "off")',
 }
 
 

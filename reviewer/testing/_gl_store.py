@@ -81,6 +81,17 @@ class ProjectInfo:
     source_project_id: int
 
 
+@dataclass
+class Issue:
+    """A project issue (docs.gitlab.com/api/issues/): its iid, text, state, confidentiality."""
+
+    iid: int
+    title: str
+    description: str
+    state: str = "opened"
+    confidential: bool = False
+
+
 class MergeRequestStore:
     """Everything the fake knows, behind one lock (the server answers from many threads)."""
 
@@ -92,6 +103,7 @@ class MergeRequestStore:
         self.users: dict[str, User] = {}
         self.members: dict[str, int] = {}
         self.discussions: list[Discussion] = []
+        self.issues: dict[int, Issue] = {}
         self.versions: list[Version] = []
         self._diffs: dict[tuple[str, str], PullDiff] = {}
         self.note_ids = itertools.count(3_000_001)
@@ -207,6 +219,20 @@ class MergeRequestStore:
             "default_branch": self.info.target_branch,
             "visibility": "private",
             "web_url": f"{self.web_url}/{self.info.path_with_namespace}",
+        }
+
+    def issue_json(self, issue: Issue) -> JsonObject:
+        """Get a single project issue's answer (the fields a reader uses, and its ids)."""
+        return {
+            "id": self.info.id * 100_000 + issue.iid,
+            "iid": issue.iid,
+            "project_id": self.info.id,
+            "title": issue.title,
+            "description": issue.description,
+            "state": issue.state,
+            "confidential": issue.confidential,
+            "issue_type": "issue",
+            "web_url": f"{self.web_url}/{self.info.path_with_namespace}/-/issues/{issue.iid}",
         }
 
     def diff_refs_json(self, version: Version | None = None) -> JsonObject:

@@ -23,7 +23,13 @@ Served (owner and name match case-insensitively; `/repositories/{id}/...` works 
   application/vnd.github.v3.diff` or `application/vnd.github.diff` the diff text, or GitHub's
   406 `too_large` over `max_diff_files` / `max_diff_lines`), `.../pulls/{n}/files` (patch
   omitted for binary files and content-less changes, at most `max_listed_files`),
-  `.../pulls/{n}/commits`, `.../commits/{sha}`, `.../issues/{n}`, the web `diff_url`;
+  `.../pulls/{n}/commits`, `.../commits/{sha}`, the web `diff_url`;
+- `GET .../issues/{n}` ("Get an issue"): the pull request as an issue (with its
+  `pull_request` key: every pull request is an issue), or an issue `add_issue(number, title,
+  body)` made (no `pull_request` key), else 404; `add_repository("o/r", private=...)` serves
+  another repository of the site (`GET /repos/o/r` with `private`, and its issues), a private
+  one only when `reads_private` is set (as a personal token), else 404 as GitHub answers
+  what a token cannot see;
 - reviews: `GET`/`POST .../pulls/{n}/reviews` (200), `GET`/`DELETE .../reviews/{id}` (delete:
   pending only), `GET .../reviews/{id}/comments`;
 - review comments: `GET`/`POST .../pulls/{n}/comments` (201, "Validation Failed" errors),

@@ -20,7 +20,9 @@ Served under /api/v4 (`:id` is the numeric id or the URL-encoded path), as GitLa
   tokens by `PRIVATE-TOKEN` or `Authorization: Bearer`; an unknown token is a 401; a token
   with scope `read_api` that writes gets 403 `insufficient_scope`;
 - `GET /projects/:id`, `GET /projects/:id/members/all/:user_id` (`access_level` 10-50; 404
-  "404 Not found" for a non-member);
+  "404 Not found" for a non-member); `GET /projects/:id/issues/:issue_iid` ("Get a single
+  project issue": title, description, state, confidential, web_url; "404 Not found" for an
+  iid without an issue; `add_issue(iid, title, description, confidential=...)` adds one);
 - merge request `GET .../merge_requests/:iid` (sha, diff_refs, author, source/target project
   ids, web_url), `.../changes`, `.../diffs`, `.../versions` (newest first), `.../versions/:id`;
 - discussions: `GET` (paginated), `POST` with `body` and an optional `position` checked
