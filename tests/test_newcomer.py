@@ -94,9 +94,23 @@ def test_eval_refuses_an_unknown_severity_with_the_case_it_is_in(tmp_path: Path)
     dataset = tmp_path / "cases.json"
     dataset.write_text(json.dumps(data))
     proc = reviewer("eval", str(dataset), "--model", "m")
-    line = only_line(proc.stderr)
+    line = only_line(proc.stderr)  # with a cold cache, it followed two "built the repository"
     assert proc.returncode == 2
     assert "case 2" in line and '"severity" "urgent" is not one of critical, high' in line
+    # The whole dataset is checked before any case's repository is built.
+    cache = tmp_path / "cache"
+    again = reviewer("eval", str(dataset), "--model", "m", "--cache", str(cache))
+    assert only_line(again.stderr) == line
+    assert not (cache / "repos").exists()
+
+
+def test_eval_checks_every_dataset_path_before_building_the_first(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    missing = tmp_path / "missing.json"
+    proc = reviewer("eval", str(SAMPLE), str(missing), "--model", "m", "--cache", str(cache))
+    assert proc.returncode == 2
+    assert f"dataset '{missing}' does not exist" in only_line(proc.stderr)
+    assert not (cache / "repos").exists()  # the sample's repositories were built first
 
 
 def test_stats_on_a_dry_run_plan_says_it_is_a_plan(repo: GitRepo, tmp_path: Path) -> None:

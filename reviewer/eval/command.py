@@ -107,9 +107,10 @@ def _datasets(args: argparse.Namespace, cache_dir: Path, say: object) -> list[tu
     from reviewer.eval.formats import detect_format
 
     token = os.environ.get("GITHUB_TOKEN") or None
+    # Every path and its format before anything is built or fetched for the first one.
+    rows = [(path, detect_format(path, args.dataset_format)) for path in args.datasets]
     loaded = []
-    for path in args.datasets:
-        row = detect_format(path, args.dataset_format)
+    for path, row in rows:
         dataset = load_dataset(path, cache_dir=cache_dir, token=token, log=say, wanted=row.name)
         loaded.append((dataset, row.name))
     if args.from_history:
