@@ -113,6 +113,25 @@ def test_eval_checks_every_dataset_path_before_building_the_first(tmp_path: Path
     assert not (cache / "repos").exists()  # the sample's repositories were built first
 
 
+def test_eval_in_a_clone_writes_no_tracked_file() -> None:
+    """results.json and report.md of a run were committed (stale, "0 scored of 3"), in the
+    folder eval writes by default: running eval in a clone overwrote tracked files."""
+    import argparse
+    import subprocess
+
+    from reviewer.eval.arguments import add_eval_parser
+
+    out = add_eval_parser(argparse.ArgumentParser().add_subparsers()).get_default("out")
+    project = SAMPLE.parents[3]
+    written = [str(out / "results.json"), str(out / "report.md")]
+    tracked = subprocess.run(["git", "ls-files", "--", str(out)], cwd=project,
+                             capture_output=True, text=True, check=True)  # fmt: skip
+    ignored = subprocess.run(["git", "check-ignore", *written], cwd=project,
+                             capture_output=True, text=True, check=False)  # fmt: skip
+    assert tracked.stdout == ""
+    assert ignored.stdout.split() == written
+
+
 def test_stats_on_a_dry_run_plan_says_it_is_a_plan(repo: GitRepo, tmp_path: Path) -> None:
     repo.write("app.py", "x = 1\n")
     repo.commit("base")
