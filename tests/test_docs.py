@@ -3,8 +3,9 @@ docs/*.md has a name and a test that runs it, links between the pages lead somew
 settings shown are settings reviewer accepts, and the synopses name the options the commands
 take. Where each block runs:
 
-- install, fake-model: tests/test_readme.py; local-fakes, local-run, local-push, local-act:
-  tests/test_try_github_locally.py; release: tests/test_release.py; lint: tests/test_lint.py;
+- install, fake-model: tests/test_readme.py; local-fakes, local-run, local-push, local-act,
+  local-trigger: tests/test_try_github_locally.py; release: tests/test_release.py; lint:
+  tests/test_lint.py;
   action-workflow(-readme): tests/test_action_yaml.py (and tests/test_action_workflow.py runs
   that workflow with act);
 - local, ci-report, ci-gate, dry-run, reviewdog, tool-examples, eval-sample, eval-martian:
