@@ -132,6 +132,29 @@ def test_eval_in_a_clone_writes_no_tracked_file() -> None:
     assert ignored.stdout.split() == written
 
 
+def test_eval_help_names_the_transcript_files_it_writes(tmp_path: Path) -> None:
+    import argparse
+    import re
+
+    from reviewer.eval.arguments import add_eval_parser
+    from reviewer.eval.runner import transcript_path
+
+    parser = add_eval_parser(argparse.ArgumentParser().add_subparsers())
+    (transcripts,) = [a for a in parser._actions if "--transcripts" in a.option_strings]
+    assert "DIR/CASE-HASH.jsonl" in str(transcripts.help)  # it said DIR/CASE.jsonl
+    assert re.fullmatch(r"CASE-[0-9a-f]{8}\.jsonl", transcript_path(Path("DIR"), "CASE").name)
+
+
+def test_eval_counts_one_case_as_one_case(tmp_path: Path) -> None:
+    proc = reviewer("eval", str(SAMPLE), "--limit", "1", "--judge", "location",
+                    "--cache", str(tmp_path / "c"), "--out", str(tmp_path / "out"))  # fmt: skip
+    assert proc.returncode == 2  # no model: the case could not be scored
+    lines = proc.stderr.splitlines()
+    assert any(line.startswith("reviewer: eval: 1 case, 1 at a time; cache ") for line in lines)
+    assert "reviewer: eval: 0 of 1 case scored; " in proc.stderr  # it said "1 cases"
+    assert "reviewer: error: 1 case could not be scored: moving-sum-off-by-one" in lines
+
+
 def test_stats_on_a_dry_run_plan_says_it_is_a_plan(repo: GitRepo, tmp_path: Path) -> None:
     repo.write("app.py", "x = 1\n")
     repo.commit("base")

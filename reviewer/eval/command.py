@@ -45,7 +45,7 @@ def eval_command(args: argparse.Namespace) -> int:
     cache_dir = (args.cache or default_cache()).resolve()
     out = checked_out(args.out)
     if args.transcripts is not None:
-        checked_out(args.transcripts, "--transcripts", "transcripts", "CASE.jsonl")
+        checked_out(args.transcripts, "--transcripts", "transcripts", "CASE-HASH.jsonl")
     flags = {"model": args.model}
     judge = _judge(args, flags) if args.judge == "llm" else None
     datasets = _datasets(args, cache_dir, say)
@@ -54,7 +54,7 @@ def eval_command(args: argparse.Namespace) -> int:
     if shard:
         cases = shard.take(cases)
         say(f"eval: shard {shard.index}/{shard.count}: {len(cases)} of {plural(picked, 'case')}")
-    say(f"eval: {len(cases)} cases, {args.jobs} at a time; cache {cache_dir}")
+    say(f"eval: {plural(len(cases), 'case')}, {args.jobs} at a time; cache {cache_dir}")
     runs = run_cases(
         cases,
         RunOptions(
