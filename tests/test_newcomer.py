@@ -66,6 +66,47 @@ def test_output_without_format_writes_the_report_its_name_says(
     assert len(llm.bodies) == 1  # the name was refused before any model request
 
 
+def test_reports_say_whether_a_finding_is_on_a_changed_or_an_unchanged_line(
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo.write("app.py", "".join(f"line{n} = {n}\n" for n in range(1, 11)))
+    repo.commit("base")
+    repo.write("app.py", repo.root.joinpath("app.py").read_text().replace("line5 = 5", "line5 = 0"))
+    repo.commit("change")
+
+    def at(line: int, title: str, end_line: int | None = None) -> dict:
+        return {"path": "app.py", "line": line, "end_line": end_line, "severity": "low",
+                "title": title, "body": "."}  # fmt: skip
+
+    findings = [at(5, "Changed"), at(3, "Above"), at(6, "Below", end_line=7)]
+    submit = tool_call("submit_review", {"summary": "Three.", "findings": findings})
+    with FakeLLM([reply(tool_calls=[submit])]) as llm:
+        monkeypatch.setenv("OPENAI_BASE_URL", llm.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "k")
+        markdown = repo.root / "review.md"
+        proc = reviewer("review", "--repo", str(repo.root), "--base", "HEAD~1", "--model", "m",
+                        "--format", "terminal", "--format", f"markdown={markdown}",
+                        "--format", f"json={repo.root / 'review.json'}", cwd=repo.root)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    # Lines 2-4 and 6-8 are the diff's context around line 5: commentable, not changed.
+    said = {
+        "Changed": "on a changed line",
+        "Above": "on an unchanged line next to the change",
+        "Below": "on unchanged lines next to the change",
+    }
+    terminal = proc.stdout.split("app.py:")
+    markdown_text = markdown.read_text().split("`app.py:")
+    for title, words in said.items():
+        (block,) = [part for part in terminal if f": {title}" in part]
+        assert words in block, block  # it said "on a changed line" for all three
+        (view,) = [part for part in markdown_text if title in part]
+        assert words in view, view
+    report = json.loads((repo.root / "review.json").read_text())
+    assert {f["title"]: f["on_unchanged_lines"] for f in report["findings"]} == {
+        "Changed": False, "Above": True, "Below": True
+    }  # fmt: skip
+
+
 SAMPLE = Path(__file__).resolve().parents[1] / "reviewer" / "eval" / "datasets" / "sample.json"
 
 
