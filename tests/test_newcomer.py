@@ -107,6 +107,27 @@ def test_reports_say_whether_a_finding_is_on_a_changed_or_an_unchanged_line(
     }  # fmt: skip
 
 
+def test_a_base_url_without_v1_is_told_to_add_it(
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fake model answered at its root too, so the most common mistake could not be
+    shown with it; it serves /v1 only now, and its 404 is OpenAI's."""
+    repo.write("app.py", "x = 1\n")
+    repo.commit("base")
+    repo.write("app.py", "x = 2\n")
+    repo.commit("change")
+    submit = tool_call("submit_review", {"summary": "Fine.", "findings": []})
+    with FakeLLM([reply(tool_calls=[submit])]) as llm:
+        monkeypatch.setenv("OPENAI_BASE_URL", llm.url)  # http://127.0.0.1:PORT, no /v1
+        monkeypatch.setenv("OPENAI_API_KEY", "k")
+        proc = reviewer("review", "--repo", str(repo.root), "--base", "HEAD~1", "--model", "m")
+        assert llm.steps_used == 0  # it reviewed: the fake answered without /v1
+    assert proc.returncode == 2
+    (error,) = [line for line in proc.stderr.splitlines() if line.startswith("reviewer: error:")]
+    assert "answered 404 (Invalid URL (POST /chat/completions)): the base URL may lack" in error
+    assert f"most servers want {llm.url}/v1 (set OPENAI_BASE_URL to it)" in error
+
+
 SAMPLE = Path(__file__).resolve().parents[1] / "reviewer" / "eval" / "datasets" / "sample.json"
 
 
