@@ -53,7 +53,7 @@ def test_output_without_format_writes_the_report_its_name_says(
     repo.write("app.py", "x = 2\n")
     repo.commit("change")
     submit = tool_call("submit_review", {"summary": "Fine.", "findings": []})
-    with FakeLLM([reply(tool_calls=[submit])] * 2) as llm:
+    with FakeLLM([reply(tool_calls=[submit])] * 3) as llm:
         monkeypatch.setenv("OPENAI_BASE_URL", llm.base_url)
         monkeypatch.setenv("OPENAI_API_KEY", "k")
         args = ("review", "--repo", str(repo.root), "--base", "HEAD~1", "--model", "m")
@@ -62,8 +62,21 @@ def test_output_without_format_writes_the_report_its_name_says(
         report = json.loads((repo.root / "a.json").read_text())  # it was terminal text
         assert report["format"] == "reviewer-report"
         odd = reviewer(*args, "--output", str(repo.root / "a.out"))
+        # Each --output alone is the report its name says (it was refused: "more --output
+        # than --format options").
+        both = reviewer(*args, "--output", str(repo.root / "b.sarif"),
+                        "--output", str(repo.root / "b.md"))  # fmt: skip
+        assert both.returncode == 0, both.stderr
+        # A --format that names its file and an --output in its place: one line (the
+        # --output was dropped without a word).
+        twice = reviewer(*args, "--format", f"json={repo.root / 'c.json'}",
+                         "--output", str(repo.root / "c.sarif"))  # fmt: skip
     assert odd.returncode == 2 and "say which report it is with --format" in only_line(odd.stderr)
-    assert len(llm.bodies) == 1  # the name was refused before any model request
+    assert json.loads((repo.root / "b.sarif").read_text())["version"] == "2.1.0"
+    assert (repo.root / "b.md").read_text().startswith("#")
+    assert twice.returncode == 2
+    assert f"--output {repo.root / 'c.sarif'} is in the same position" in only_line(twice.stderr)
+    assert len(llm.bodies) == 2  # the names were refused before any model request
 
 
 def test_reports_say_whether_a_finding_is_on_a_changed_or_an_unchanged_line(
