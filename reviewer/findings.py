@@ -79,6 +79,9 @@ class Finding:
     placement: Placement = "summary"
     # Why a finding could not be inline (e.g. "line 80 is not part of the diff").
     placement_note: str = ""
+    # Inline on lines the diff shows around the change (context), none of them added or
+    # removed: reports say so, not "on a changed line".
+    on_unchanged_lines: bool = False
     # The code the finding points at (lines line..end_line of its side), for reports.
     code: str = ""
     # Reported by an earlier run of the same pull request and still open (its code is

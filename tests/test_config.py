@@ -73,14 +73,21 @@ def test_unknown_key_names_the_key_and_the_file(repo: GitRepo) -> None:
     base = repo.commit()
     with pytest.raises(
         ReviewerError, match=rf"unknown setting 'modle' in \.reviewer\.toml at {base[:12]}"
-    ):
+    ) as caught:
         settings_for(repo)
+    # The known settings it offers are those a file may set: not api_key, which a file is
+    # refused (it was listed).
+    known = str(caught.value).split("known settings: ")[1].split(", ")
+    assert "model" in known and "base_url" in known and "api_key" not in known
 
 
 def test_unknown_environment_setting(repo: GitRepo) -> None:
     repo.commit()
-    with pytest.raises(ReviewerError, match=r"unknown setting 'colour' in the environment"):
+    with pytest.raises(
+        ReviewerError, match=r"unknown setting 'colour' in the environment"
+    ) as caught:
         settings_for(repo, env={"REVIEWER_COLOUR": "red"})
+    assert "api_key" in str(caught.value).split("known settings: ")[1].split(", ")
 
 
 def test_invalid_value_names_the_key_and_source(repo: GitRepo) -> None:

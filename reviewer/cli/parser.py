@@ -83,8 +83,9 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         metavar="FILE",
         help=(
-            "file for the format given in the same position ('-' for stdout); without "
-            "--format, the file's name says the format (.json, .sarif, .md, .rdjson, .txt)"
+            "file for the format given in the same position ('-' for stdout); with no "
+            "--format there, the file's name says the format (.json, .sarif, .md, .rdjson, "
+            ".txt)"
         ),
     )
     review.add_argument(

@@ -52,6 +52,11 @@ class FindingV1(_Strict):
     fingerprint: str = Field(description="Stable id that does not depend on the line number.")
     inline: bool = Field(description="True when the finding sits on a commentable diff line.")
     placement_note: str = Field(description="Why it is not inline, or how it was placed.")
+    on_unchanged_lines: bool = Field(
+        False,
+        description="Inline on unchanged lines the diff shows around the change (context), "
+        "none of them added or removed.",
+    )
     code: str = Field(description="The code the finding points at (its lines, its side).")
     earlier: bool = Field(
         False,

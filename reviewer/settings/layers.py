@@ -21,6 +21,8 @@ from reviewer.settings.variables import COMMAND_VARIABLES
 from reviewer.workspace.gitcmd import run_git
 
 _ENV_ALIASES = {"OPENAI_BASE_URL": "base_url", "OPENAI_API_KEY": "api_key"}
+# Secrets: a settings file is committed or shared, so it may not hold them.
+_NOT_IN_FILES = frozenset({"api_key"})
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,9 @@ class Layer:
     values: Mapping[str, Any]
     # Where a key came from when the layer's name is not precise enough (the variable).
     key_sources: Mapping[str, str] = field(default_factory=dict)
+    # Settings this kind of source may not set (a file: the API key), so never offered as
+    # known ones in its errors.
+    refused: frozenset[str] = frozenset()
 
     def source_of(self, key: str) -> str:
         return self.key_sources.get(key, self.source)
@@ -124,7 +129,7 @@ def _file_layer(where: str, data: Mapping[str, Any]) -> Layer:
             "committed): remove it and set OPENAI_API_KEY (in the GitHub Action, the api-key "
             "input, from a secret)"
         )
-    return Layer(where, data)
+    return Layer(where, data, refused=_NOT_IN_FILES)
 
 
 def _read_at(root: Path, name: str, revision: str | None) -> str | None:
@@ -148,7 +153,7 @@ def resolve_settings(layers: list[Layer | None]) -> Settings:
             if key not in known:
                 raise ReviewerError(
                     f"unknown setting '{key}' in {layer.source_of(key)}; known settings: "
-                    f"{', '.join(sorted(known))}"
+                    f"{', '.join(sorted(known - layer.refused))}"
                 )
             merged[key] = value
             origin[key] = layer.source_of(key)

@@ -103,8 +103,8 @@ fake gave), `.failures` (requests the fake could not serve, broken expectations 
 
 Run as a program: `python -m reviewer.testing.fake_github REPO --base main --head feature`
 prints the base URL and serves until interrupted; the exit code is 1 when failures were
-recorded. To try `reviewer github` on that repository (README: "Try `reviewer github`
-locally"):
+recorded. To try `reviewer github` on that repository (docs/action.md: "Try `reviewer
+github` locally"):
 - `--event FILE` writes the `pull_request` event payload there (action `opened`; after a
   push `synchronize`, with `before` and `after`), and the program prints, after the URL,
   the `export` lines of the run's environment: GITHUB_EVENT_NAME, GITHUB_EVENT_PATH,
@@ -123,7 +123,8 @@ locally"):
   `comment TEXT`, `resolve ID`, `react ID [CONTENT]` (default `-1`). `--role` makes them a
   collaborator (admin, maintain, write, triage, read); `--trigger` makes the reply or
   comment the next run's event (`pull_request_review_comment` / `issue_comment`, and the
-  `--env` file's GITHUB_EVENT_NAME with it) until the next push. Comment ids are in the
+  `--env` file's GITHUB_EVENT_NAME with it: source the file again, or `reviewer github`
+  refuses an event name that is not its file's) until the next push. Comment ids are in the
   state file.
 """
 
