@@ -18,6 +18,8 @@ import pytest
 from reviewer.review.submission import SUBMIT_ANSWER
 from reviewer.testing import FakeLLM, reply, tool_call
 from tests.conftest import GitRepo
+from tests.test_action import API_KEY, github, pr_repo  # noqa: F401  (fixtures)
+from tests.test_action_runs import PullRequest, pr  # noqa: F401  (a fixture)
 from tests.test_calls_as_text import answer_agent
 from tests.test_gitlab_flow import MergeRequest, mr  # noqa: F401  (a fixture)
 from tests.test_gitlab_flow import finding as mr_finding
@@ -216,6 +218,54 @@ def test_a_gitlab_run_refuses_arguments_too_deep_and_finishes_its_review(
     assert "Still found" in run.summary and "Still found" in mr.summary()
     assert [f["title"] for f in run.report()["findings"]] == ["Still found"]
     assert TOO_DEEP in tool_results(run.llm_bodies[1])[0]
+
+
+# --- 3. whatever goes wrong in a forge's run: not reviewed, said where people look -----------
+
+WHERE = [
+    pytest.param("reviewer.forge.review_flow.run_review", id="in-the-review"),
+    pytest.param("reviewer.forge.review_flow.post", id="in-posting"),
+]
+
+
+def _breaks(monkeypatch: pytest.MonkeyPatch, target: str) -> None:
+    def broken(*args: object, **kwargs: object) -> None:
+        # An exception nobody expects, its text holding a secret of the environment.
+        raise RuntimeError(f"something broke near {API_KEY}")
+
+    monkeypatch.setattr(target, broken)
+
+
+@pytest.mark.parametrize("target", WHERE)
+def test_an_unexpected_failure_in_a_github_run_says_not_reviewed_and_exits_2(
+    target: str, pr: PullRequest
+) -> None:
+    _breaks(pr.monkeypatch, target)
+    run = pr.run([submit(findings=[finding()])])
+    # Before the fix: exit 2 with the line in the log, but no annotation, no job summary and
+    # no status output: a workflow saw an empty summary and no status.
+    assert run.code == 2
+    line = "unexpected RuntimeError: something broke near"
+    assert line in run.err and "Traceback" not in run.err
+    assert "AI review: not reviewed" in run.summary and line in run.summary
+    assert run.outputs["status"] == "not-reviewed"
+    assert "::error title=Not reviewed::reviewer: " + line in run.out
+    assert API_KEY not in run.summary + run.err  # (stdout holds its ::add-mask:: command)
+
+
+@pytest.mark.parametrize("target", WHERE)
+def test_an_unexpected_failure_in_a_gitlab_run_says_not_reviewed_and_exits_2(
+    target: str, mr: MergeRequest
+) -> None:
+    _breaks(mr.monkeypatch, target)
+    run = mr.run([mr_submit(mr_finding("Found"))])
+    # Before the fix: exit 2, and no summary file, no status in the dotenv.
+    assert run.code == 2
+    line = "unexpected RuntimeError: something broke near"
+    assert "ERROR: Not reviewed: " + line in run.err and "Traceback" not in run.err
+    assert "AI review: not reviewed" in run.summary and line in run.summary
+    assert run.outputs["AI_REVIEW_STATUS"] == "not-reviewed"
+    assert API_KEY not in run.summary + run.err
 
 
 # --- 4. a key given twice, in every final tool --------------------------------------------
