@@ -15,8 +15,9 @@ from typing import Any
 
 import pytest
 
+from reviewer.eval.judge import JudgeError, parse_verdict
 from reviewer.review.submission import SUBMIT_ANSWER
-from reviewer.testing import FakeLLM, reply, tool_call
+from reviewer.testing import FakeLLM, raw, reply, tool_call
 from tests.conftest import GitRepo
 from tests.test_action import API_KEY, github, pr_repo  # noqa: F401  (fixtures)
 from tests.test_action_runs import PullRequest, pr  # noqa: F401  (a fixture)
@@ -303,3 +304,32 @@ def test_an_answer_that_gives_its_text_twice_is_refused(repo: GitRepo) -> None:
     assert answers == ["Error: submit_answer: " + TWICE.format("answer")]
     assert outcome.submission is not None
     assert outcome.submission.answer == "No: it divides by zero."
+
+
+# --- 3. the other JSON a model writes: an error body that quotes it, a judge's verdict ------------
+
+
+def test_an_error_body_nested_too_deep_is_the_servers_one_line_not_a_defect(
+    feature: GitRepo, env: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A server's error can carry the model's own text (Groq's tool_use_failed holds its
+    # failed_generation): its message, nested 2,000 deep as a JSON string.
+    refused = raw(json.dumps({"error": {"message": DEEP}}), status=400)
+    with FakeLLM([refused]) as llm:
+        # Before the fix: RecursionError, "a defect in reviewer", exit 2, no report.
+        code, report = run(feature, llm, tmp_path, monkeypatch)
+    assert code == 2 and report["status"] == "incomplete"
+    assert "rejected the request (400)" in report["incomplete_reason"]
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        pytest.param('{"match": true, "confidence": 1, "why": ' + DEEP + "}", id="nested"),
+        pytest.param('{"match": true, "confidence": 1, "match": false}', id="key-twice"),
+    ],
+)
+def test_a_judges_answer_that_cannot_be_read_is_an_error_never_a_verdict(answer: str) -> None:
+    # Before the fix: RecursionError out of the eval; the last "match" taken as the verdict.
+    with pytest.raises(JudgeError, match="unparseable answer"):
+        parse_verdict(answer)
