@@ -8,10 +8,9 @@ gives up on it.
 - A reply in prose, with no call, is answered with how to call the final tool, and an
   example of that call written as the one JSON object the loop also reads as a call (a reply
   that is wholly a call written as text but cannot be read, llm/text_calls.py, is told why
-  instead); from
-  the second such reply in a row on, the next request asks for the final call's arguments
-  held to its schema (structured_answer.py), and so does the request after such an answer
-  was refused.
+  instead); from the second such reply in a row on, the next request asks for the final
+  call's arguments held to its schema (structured_answer.py), and so does the request after
+  such an answer was refused.
 - A call of a tool this loop does not offer (`submit_review` where a question expects
   `submit_answer`) is answered with the tool that ends this loop; after three replies in a
   row that call only such tools the loop stops, saying so (raising a budget would not help).
