@@ -410,7 +410,7 @@ def test_a_base_url_without_a_scheme_is_refused_at_once(url: str) -> None:
 QWEN3_CODER = (
     # vLLM without the qwen3_coder tool parser leaves the model's own format in content
     # (vllm-project/vllm vllm/entrypoints/openai/tool_parsers/qwen3coder_tool_parser.py).
-    "I will look at the file.\n<tool_call>\n<function=read_file_lines>\n<parameter=path>\n"
+    "<tool_call>\n<function=read_file_lines>\n<parameter=path>\n"
     "src/app.py\n</parameter>\n<parameter=startLine>\n10\n</parameter>\n<parameter=endLine>\n"
     "20\n</parameter>\n</function>\n</tool_call>"
 )
@@ -435,6 +435,9 @@ LLAMA31 = '<|python_tag|>{"name": "read_file", "parameters": {"path": "a.py"}}'
         (MISTRAL, [("read_file", {"path": "a.py"})]),
         (LLAMA31, [("read_file", {"path": "a.py"})]),
         ('Here is JSON: {"name": "not_a_tool", "arguments": {}}', []),
+        # A sentence before the block: prose that holds a call is prose (issue 32), whether
+        # the model wrote the block or quoted it from a file.
+        ("I will look at the file.\n" + QWEN3_CODER, []),
     ],
 )
 def test_tool_calls_written_as_text_are_recovered(content: str, expected: list[Any]) -> None:

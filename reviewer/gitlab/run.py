@@ -18,6 +18,7 @@ from reviewer.forge.dry_run import dry_run_asked, plan_change
 from reviewer.forge.fetch import ensure_commits
 from reviewer.forge.interface import OpenChange
 from reviewer.forge.review_flow import review_change
+from reviewer.forge.run_files import said_if_not_reviewed
 from reviewer.forge.signing import Signer
 from reviewer.gitlab.adapter import GitLabMergeRequest
 from reviewer.gitlab.ci import GitLabJob, read_job
@@ -35,7 +36,12 @@ NOT_REVIEWED = "not-reviewed"
 def run_gitlab(environ: Mapping[str, str] | None = None) -> int:
     env = os.environ if environ is None else environ
     ci: GitLabCI | None = None
-    try:
+
+    def say(message: str) -> None:
+        if ci is not None:  # before the job is read there is no folder to write to
+            _say_not_reviewed(ci, message)
+
+    with said_if_not_reviewed(say):
         job = read_job(env)
         ci = GitLabCI(job, env)
         env = _with_report_paths(job, env)
@@ -48,10 +54,6 @@ def run_gitlab(environ: Mapping[str, str] | None = None) -> int:
             if job.may_post:
                 _answer_questions(pr, ci, env)
             return code
-    except ReviewerError as exc:
-        if ci is not None:
-            _say_not_reviewed(ci, str(exc))
-        raise
 
 
 def _answer_questions(pr: OpenChange, ci: GitLabCI, env: Mapping[str, str]) -> None:
