@@ -269,6 +269,22 @@ def test_an_unexpected_failure_in_a_gitlab_run_says_not_reviewed_and_exits_2(
     assert API_KEY not in run.summary + run.err
 
 
+def test_an_unexpected_failure_answering_questions_after_a_review_leaves_it_reviewed(
+    mr: MergeRequest,
+) -> None:
+    # The questions are answered after the review is posted: whatever breaks there is a
+    # warning, and the finished review keeps its status, summary and exit code.
+    _breaks(mr.monkeypatch, "reviewer.gitlab.run.answer_questions")
+    run = mr.run([mr_submit(mr_finding("Found"))])
+    # Before the fix: exit 2 and "not reviewed" over a review that was posted.
+    assert run.code == 0, run.err  # the review's own code (no fail-on set)
+    assert run.outputs["AI_REVIEW_STATUS"] == "complete"
+    assert "AI review: not reviewed" not in run.summary
+    assert "could not answer the questions" in run.err
+    assert "unexpected RuntimeError: something broke near" in run.err
+    assert API_KEY not in run.err
+
+
 # --- 4. a key given twice, in every final tool --------------------------------------------
 
 

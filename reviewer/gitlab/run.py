@@ -13,7 +13,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from reviewer.errors import ReviewerError
+from reviewer.errors import ReviewerError, unexpected_error_line
 from reviewer.forge.dry_run import dry_run_asked, plan_change
 from reviewer.forge.fetch import ensure_commits
 from reviewer.forge.interface import OpenChange
@@ -63,6 +63,11 @@ def _answer_questions(pr: OpenChange, ci: GitLabCI, env: Mapping[str, str]) -> N
         answer_questions(pr, ci, env)
     except ReviewerError as exc:
         ci.warning(f"reviewer could not answer the questions asked since the last run: {exc}")
+    except Exception as exc:  # a defect here must not undo the review that was posted
+        ci.warning(
+            "reviewer could not answer the questions asked since the last run: "
+            + unexpected_error_line(exc)
+        )
 
 
 def _with_report_paths(job: GitLabJob, env: Mapping[str, str]) -> dict[str, str]:
