@@ -54,13 +54,18 @@ EXPECTED = {  # title -> (where, severity, noise class)
 
 
 def changed(
-    repo: GitRepo, monkeypatch: pytest.MonkeyPatch, old: str, new: str, **env: str
+    repo: GitRepo,
+    monkeypatch: pytest.MonkeyPatch,
+    old: str,
+    new: str,
+    path: str = "app.py",
+    **env: str,
 ) -> None:
-    """`app.py` changed from `old` to `new` on a feature branch; the model's settings."""
-    repo.write("app.py", old)
+    """`path` changed from `old` to `new` on a feature branch; the model's settings."""
+    repo.write(path, old)
     repo.commit("base")
     repo.git("checkout", "-q", "-b", "feature")
-    repo.write("app.py", new)
+    repo.write(path, new)
     repo.commit("change")
     for name, value in {"NO_PROXY": "127.0.0.1", "OPENAI_API_KEY": "k",
                         "REVIEWER_MODEL": "fake-model", **env}.items():

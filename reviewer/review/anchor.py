@@ -52,6 +52,7 @@ def place(finding: FindingIn, change: Change, counter: LineCounter) -> Finding:
         code=code,
         new_file_line=_where_removed(file, line) if finding.side == "LEFT" else None,
         confidence=finding.confidence,
+        force_verify=finding._verify,
         discard_reason=finding._refused,
     )
 
