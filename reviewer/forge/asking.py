@@ -16,14 +16,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from markdown_it import MarkdownIt
-
+from reviewer.forge.prose import prose_runs
 from reviewer.forge.state import PullState
 
 REVIEW_COMMAND = "/review"
 ANYONE = "anyone"
-
-_PARSER = MarkdownIt("commonmark")
 
 
 @dataclass(frozen=True)
@@ -96,19 +93,9 @@ def _is_mention(word: str, mention: str) -> bool:
 
 
 def _prose(body: str) -> list[str]:
-    """The text of `body` a reader sees as prose: every inline run outside block quotes,
-    with inline code, HTML and link targets left out."""
-    texts: list[str] = []
-    quoted = 0
-    for token in _PARSER.parse(body):
-        if token.type == "blockquote_open":
-            quoted += 1
-        elif token.type == "blockquote_close":
-            quoted -= 1
-        elif token.type == "inline" and not quoted:
-            texts.append(
-                "".join(
-                    child.content if child.type == "text" else " " for child in token.children or ()
-                )
-            )
-    return texts
+    """The text of `body` a reader sees as prose (forge/prose.py), with inline code, HTML
+    and link targets left out."""
+    return [
+        "".join(child.content if child.type == "text" else " " for child in run)
+        for run in prose_runs(body)
+    ]
