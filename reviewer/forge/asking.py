@@ -4,9 +4,10 @@ A comment is for the bot when it mentions it (the `mention` setting, `@reviewer`
 in its own words: a mention inside code (`` `@reviewer` ``, a code block) or in a quoted
 line (`> @reviewer ...`, as GitHub's "Quote reply" writes) is not a call. GitHub does not
 notify for those either, and a quote of an earlier question must not ask it again.
-`/review` as the first word of a comment on the pull request (after the mention, if any)
-asks for a full review. Each is a paid review of the whole pull request, so someone without
-write access gets one per head: once it is reviewed, they are shown where (`reviewed_already`).
+`/review` as the first word of a comment on the pull request (after the mention, if any), in
+its own prose (not in code, not quoted), asks for a full review. Each is a paid review of the
+whole pull request, so someone without write access gets one per head: once it is reviewed,
+they are shown where (`reviewed_already`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from reviewer.forge.prose import prose_runs
+from reviewer.forge.prose import first_words, prose_runs
 from reviewer.forge.state import PullState
 
 REVIEW_COMMAND = "/review"
@@ -34,7 +35,8 @@ class Ask:
 def read_ask(body: str, mention: str, *, on_conversation: bool) -> Ask | None:
     """The request in `body`, or None when the comment is not for the bot.
     `on_conversation`: a comment on the pull request's conversation, where `/review` works."""
-    words = body.split()
+    # The first words of the comment's own prose: `/review` in code or a quote is no command.
+    words = first_words(body)
     if words and _is_mention(words[0], mention):
         words = words[1:]
     if on_conversation and words and words[0].lower() == REVIEW_COMMAND:

@@ -24,10 +24,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from markdown_it.token import Token
-
 from reviewer.forge.interface import THUMBS_DOWN, ReviewThread
-from reviewer.forge.prose import prose_runs
+from reviewer.forge.prose import prose_runs, run_text
 
 # Replies that dismiss a finding, case-insensitive, as the first words of the reply's first
 # prose paragraph ("Won't fix: the caller validates"). Curly apostrophes are read as
@@ -72,7 +70,8 @@ class Dismissal:
 def phrase_dismissal(body: str) -> tuple[str, str] | None:
     """The dismissal phrase a reply's first prose paragraph starts with, and the rest of the
     reply's prose as its reason; None if it has none, or asks a question."""
-    runs = [_text(run) for run in prose_runs(body.replace("\u2019", "'").replace("\u2018", "'"))]
+    text = body.replace("\u2019", "'").replace("\u2018", "'")
+    runs = [run_text(run) for run in prose_runs(text)]
     if not runs:
         return None
     match = _PHRASE.match(runs[0])
@@ -83,22 +82,6 @@ def phrase_dismissal(body: str) -> tuple[str, str] | None:
         return None  # "Not a bug?", "Not a bug, is it?": a question, not a verdict
     phrase = " ".join(match["phrase"].lower().split())
     return phrase, " ".join(" ".join([match["reason"], *runs[1:]]).split())
-
-
-def _text(run: list[Token]) -> str:
-    """A paragraph's text as written: code spans keep their backticks (a phrase in code is
-    code), HTML its markup, emphasis and links their words only."""
-    parts = []
-    for child in run:
-        if child.type == "text":
-            parts.append(child.content)
-        elif child.type in ("softbreak", "hardbreak"):
-            parts.append("\n")
-        elif child.type == "code_inline":
-            parts.append(f"{child.markup}{child.content}{child.markup}")
-        elif child.type == "html_inline":
-            parts.append(child.content)
-    return "".join(parts)
 
 
 def thread_dismissal(

@@ -24,3 +24,25 @@ def prose_runs(body: str) -> list[list[Token]]:
         elif token.type == "inline" and not quoted:
             runs.append(list(token.children or ()))
     return runs
+
+
+def run_text(run: list[Token]) -> str:
+    """A run's text as written: code spans keep their backticks (what is in code stays
+    code), inline HTML its markup, emphasis and links their words only, line breaks "\n"."""
+    parts = []
+    for child in run:
+        if child.type == "text":
+            parts.append(child.content)
+        elif child.type in ("softbreak", "hardbreak"):
+            parts.append("\n")
+        elif child.type == "code_inline":
+            parts.append(f"{child.markup}{child.content}{child.markup}")
+        elif child.type == "html_inline":
+            parts.append(child.content)
+    return "".join(parts)
+
+
+def first_words(body: str) -> list[str]:
+    """The words of the first prose run of `body` (code keeps its backticks)."""
+    runs = prose_runs(body)
+    return run_text(runs[0]).split() if runs else []
