@@ -129,8 +129,10 @@ class NoiseTable:
         if failure:
             return f"it names a concrete failure ('{failure}')"
         if not readable(plain_text(f"{finding.title}\n{finding.body}")):
-            return "its words are not plain text the table can read (a lookalike letter or "\
+            return (
+                "its words are not plain text the table can read (a lookalike letter or "
                 "another script)"
+            )
         if seen.by == "category":
             return "only its category says so, and a category is not evidence"
         if seen.by == "body":
