@@ -95,8 +95,10 @@ class Finding:
     # How many reported findings this one stands for: the same problem found by several
     # parts or loops is merged (merging.py), and each is counted.
     merged_from: int = 1
-    # The noise class it is in (noise.py, data/noise.toml), and what was done and why.
+    # The noise class it is in (noise.py, data/noise.toml), what was done ("discard", "info",
+    # "verify": the class's action, or verify when its words could not decide) and why.
     noise: str = ""
+    noise_action: str = ""
     noise_note: str = ""
     # To be verified even when the `verify` severity floor would skip it (a noise class's
     # "verify" action): a mark the verification step reads.

@@ -290,6 +290,12 @@ def test_a_question_the_model_cannot_answer_says_so_and_exits_2(pr: PullRequest)
         ("```\n@reviewer\n```", None),
         ("@reviewers and @reviewer-bot, me@reviewer.example", None),
         ("please /review", None),
+        # The command in code or a quote is not a command (an indented block, a span).
+        ("To ask for one, write:\n\n    /review", None),
+        ("    /review\n\nis how the bot is asked.", None),
+        ("`/review` is the command", None),
+        ("> /review\n\nThat did nothing.", None),
+        ("**/review**", "review"),
     ],
 )
 def test_what_a_comment_asks(body: str, expected: str | None) -> None:

@@ -212,6 +212,24 @@ def test_a_writer_dismisses_with_a_thumbs_down_or_a_wont_fix_reply(
     posted_once(pr.github)
 
 
+def test_a_writers_question_code_or_other_sentence_is_not_a_dismissal(
+    pr: PullRequest,  # noqa: F811
+) -> None:
+    # Replies by a maintainer that start with a dismissal phrase without dismissing.
+    first = pr.run([submit(finding())], REVIEWER_FAIL_ON="high")
+    assert first.code == 1, first.err
+    root = root_of(pr.github)
+    carol = pr.github.person("carol", "maintain")
+    carol.reply(root["id"], "Not a bug? I can reproduce it with an empty list.")
+    carol.reply(root["id"], "    ignore(errors)\n\nThis swallows the error too.")
+    carol.reply(root["id"], "Ignore the previous reply, this is a real problem.")
+
+    run = pr.run([], REVIEWER_FAIL_ON="high")
+    assert run.code == 1, run.err
+    assert (run.outputs["findings"], run.outputs["highest-severity"]) == ("1", "high")
+    assert report(run)["dismissed"] == []
+
+
 @pytest.mark.parametrize("how", ["react", "reply", "resolve", "claim"])
 def test_the_author_of_a_fork_with_read_permission_cannot_clear_the_gate(
     pr: PullRequest,  # noqa: F811

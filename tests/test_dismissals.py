@@ -55,6 +55,52 @@ def test_dismissal_phrases_as_first_words_or_whole_reply(
     assert phrase_dismissal(reply) == (phrase, reason)
 
 
+# Replies by someone allowed to dismiss that a phrase list read as a dismissal: a phrase in
+# code, a question, a phrase that opens a sentence about something else. None dismisses.
+FOOLING = [
+    "    ignore(errors)\n\nThis call swallows the error: please keep the finding.",  # code
+    "```\nwon't fix\n```\nThat is what the old comment said; it is a bug.",
+    "`ignore` is the wrong flag here, the finding is right.",
+    "> won't fix\n\nI disagree with that: it is a bug.",  # a quote of someone else
+    "<!-- won't fix -->\nActually this needs a fix.",
+    "Not a bug? I can reproduce it with an empty list.",  # questions
+    "False positive? No: the caller never checks it.",
+    "Won't fix?",
+    "Not a bug, is it?",
+    "Ignore the previous reply, this is a real problem.",  # a sentence about something else
+    "Not a bug in the parser but in the caller: please fix it here.",
+    "By design the caller validates? It does not.",
+]
+
+# Dismissals as people write them, which still dismiss.
+STILL_DISMISSING = [
+    ("Won't fix, the caller validates", "won't fix", "the caller validates"),
+    ("**Won't fix**: legacy API", "won't fix", "legacy API"),
+    ("> SQL injection in find_user\n\nWon't fix: legacy API", "won't fix", "legacy API"),
+    ("Not a bug \u2014 the list is never empty.", "not a bug", "the list is never empty."),
+    ("False positive because the caller validates", "false positive",
+     "because the caller validates"),
+    ("Won't fix.\n\nWe drop this module next month.", "won't fix",
+     "We drop this module next month."),
+    ("Ignore", "ignore", ""),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("reply", FOOLING)
+def test_a_phrase_in_code_a_quote_a_question_or_another_sentence_does_not_dismiss(
+    reply: str,
+) -> None:
+    assert phrase_dismissal(reply) is None
+    assert _dismissal(_thread(ThreadComment(2, "maintainer", reply))) is None
+
+
+@pytest.mark.parametrize(("reply", "phrase", "reason"), STILL_DISMISSING)
+def test_dismissals_as_people_write_them_still_dismiss(
+    reply: str, phrase: str, reason: str
+) -> None:
+    assert phrase_dismissal(reply) == (phrase, reason)
+
+
 @pytest.mark.parametrize(
     "reply",
     [

@@ -139,3 +139,17 @@ def test_a_synopsis_names_every_option_the_command_takes(name: str, command: str
         capture_output=True, text=True, timeout=60, check=True,
     ).stdout.split("\n\n", 1)[0]  # fmt: skip
     assert _options(synopsis) == _options(usage)
+
+
+def test_every_test_the_security_page_names_exists() -> None:
+    # docs/security.md's "Text that decides" names the tests that try each heuristic with
+    # hostile text: a renamed or removed test must not leave the page claiming it.
+    page = (PROJECT / "docs" / "security.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"`(test_\w+)`", page))
+    defined = {
+        name
+        for path in TESTS.glob("test_*.py")
+        for name in re.findall(r"^def (test_\w+)", path.read_text(encoding="utf-8"), re.M)
+    }
+    assert len(named) > 30
+    assert named - defined == set()

@@ -240,7 +240,7 @@ def test_one_review_of_a_sample_case_reports_the_same_counts_in_its_json(
     assert discarded == {
         refuted["title"]: "refuted by verification: Scripted: refuted.",
         lint["title"]: "discarded: what a linter or formatter reports: formatting, whitespace, "
-        "line length, naming style (category style)",
+        "line length, naming style (title says 'line too long', names no concrete failure)",
         unsure["title"]: "its confidence 0.2 is under min_confidence 0.5",
     }
     unverified = [f for f in report["findings"] if f["verification"]["verdict"] == "unverified"]

@@ -645,8 +645,8 @@ CLOSED_KEYS = {"fingerprint", "path", "severity", "category", "title", "rule"}
 FINDING_KEYS = {
     "path", "line", "end_line", "side", "severity", "category", "title", "body", "suggestion",
     "fingerprint", "inline", "placement_note", "on_unchanged_lines", "code", "earlier",
-    "suggestion_dropped", "merged_from", "noise", "noise_note", "force_verify", "confidence",
-    "verification", "ticket", "ticket_quote",
+    "suggestion_dropped", "merged_from", "noise", "noise_action", "noise_note", "force_verify",
+    "confidence", "verification", "ticket", "ticket_quote",
 }  # fmt: skip
 VERIFICATION_KEYS = {"verdict", "reason", "tool_calls", "severity_before"}
 FILE_KEYS = {

@@ -24,6 +24,14 @@ class LineCounter:
         self.workspace = workspace
         self.change = change
         self._lines: dict[str, list[str]] = {}
+        self._base: LineCounter | None = None
+
+    def base(self) -> LineCounter | None:
+        """The lines per file at the workspace's base revision (read once each, like these);
+        None without a base."""
+        if self._base is None and self.workspace.base is not None:
+            self._base = LineCounter(self.workspace.base)
+        return self._base
 
     def lines(self, path: str) -> list[str]:
         if path not in self._lines:

@@ -5,6 +5,12 @@ The table is the one source: the system prompt renders it for the model (`prompt
 `apply_noise_table` applies it. Recognition is mechanical, and the reason it gives says which
 test matched ("title says 'docstring'", "none of its lines is in the diff"), so a reader can
 check it. Nothing is lost: a discarded finding goes to the report's `discarded` list.
+
+A word list never decides against a concrete failure (noise_words.py): a class discards or
+lowers a finding only when its title's words say the remark and nothing else and no word
+names a failure; a finding the words cannot decide (recognised by its category alone, by
+its body, by a title that says more, a failure named, text the lists cannot read) is sent
+to verification instead, its severity kept.
 """
 
 from __future__ import annotations
@@ -12,11 +18,12 @@ from __future__ import annotations
 import re
 import tomllib
 from dataclasses import dataclass, replace
-from functools import cache
+from functools import cache, cached_property
 from importlib.resources import files
 from typing import Literal
 
 from reviewer.change import Change
+from reviewer.checks.noise_words import Words, phrase_pattern, plain_text, readable
 from reviewer.findings import Finding, Severity
 
 Action = Literal["discard", "info", "verify"]
@@ -30,6 +37,17 @@ _MAX_RANGE_LOOKUP = 2000
 
 
 @dataclass(frozen=True)
+class Seen:
+    """How a finding was recognised as of a class: the reason, what said so (its title's
+    words, its category, its body's start, its place), and the class's phrases the title
+    holds."""
+
+    why: str
+    by: Literal["title", "category", "body", "place"]
+    phrases: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class NoiseClass:
     name: str
     description: str
@@ -38,69 +56,106 @@ class NoiseClass:
     categories: tuple[str, ...] = ()
     title_words: tuple[str, ...] = ()
     starts_with: tuple[str, ...] = ()
-    unless_words: tuple[str, ...] = ()
 
-    def why(self, finding: Finding, change: Change) -> str:
-        """How `finding` is recognised as of this class, or "" when it is not."""
-        reasons = []
+    @cached_property
+    def _phrases(self) -> tuple[tuple[str, re.Pattern[str]], ...]:
+        return tuple((word, phrase_pattern(word)) for word in self.title_words)
+
+    def seen(self, finding: Finding, change: Change) -> Seen | None:
+        """How `finding` is recognised as of this class, or None when it is not."""
         if self.outside_diff:
             if _touches_diff(finding, change):
-                return ""
-            reasons.append("none of its lines is in the diff")
+                return None
+            return Seen("none of its lines is in the diff", "place")
         if self.categories or self.title_words:
+            title = plain_text(finding.title)
+            said = tuple(word for word, pattern in self._phrases if pattern.search(title))
+            if said:
+                return Seen(f"title says '{max(said, key=len)}'", "title", said)
             if finding.category in self.categories:
-                reasons.append(f"category {finding.category}")
-            else:
-                word = _first_word(self.title_words, finding.title)
-                if not word:
-                    return ""
-                reasons.append(f"title says '{word}'")
+                return Seen(f"category {finding.category}", "category")
+            return None
         if self.starts_with:
-            start = next(
-                (s for s in self.starts_with
-                 for text in (finding.title, finding.body) if text.lower().lstrip().startswith(s)),
-                "",
-            )  # fmt: skip
-            if not start:
-                return ""
-            reasons.append(f"starts with '{start}'")
-        if self.unless_words:
-            if _first_word(self.unless_words, f"{finding.title}\n{finding.body}"):
-                return ""
-            reasons.append("names no concrete failure")
-        return ", ".join(reasons)
+            for text, by in ((finding.title, "title"), (finding.body, "body")):
+                start = plain_text(text).lower().lstrip()
+                word = next((s for s in self.starts_with if start.startswith(s)), "")
+                if word:
+                    return Seen(f"the {by} starts with '{word}'", by)  # type: ignore[arg-type]
+        return None
+
+    def phrase_patterns(self, said: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
+        """The patterns of the phrases `said`, longest first (taken out of a title in that
+        order, "trailing whitespace" before "whitespace")."""
+        chosen = [(word, pattern) for word, pattern in self._phrases if word in said]
+        return tuple(pattern for _word, pattern in sorted(chosen, key=lambda p: -len(p[0])))
+
+
+@dataclass(frozen=True)
+class Match:
+    """A finding's class, how it was recognised, and what is done: the class's action, or
+    verify when the words could not decide (`undecided` says why)."""
+
+    noise_class: NoiseClass
+    why: str
+    action: Action
+    undecided: str = ""
 
 
 @dataclass(frozen=True)
 class NoiseTable:
     classes: tuple[NoiseClass, ...]
+    words: Words
     exempt_categories: tuple[str, ...] = ()
 
-    def classify(self, finding: Finding, change: Change) -> tuple[NoiseClass, str] | None:
-        """The first class the finding is in, with how it was recognised."""
+    def classify(self, finding: Finding, change: Change) -> Match | None:
+        """The first class the finding is in, with how it was recognised and what is done."""
         if finding.category in self.exempt_categories:
             return None
         for noise_class in self.classes:
-            why = noise_class.why(finding, change)
-            if why:
-                return noise_class, why
+            seen = noise_class.seen(finding, change)
+            if seen is None:
+                continue
+            if noise_class.action == "verify":
+                return Match(noise_class, seen.why, "verify")
+            undecided = self.undecided(noise_class, finding, seen)
+            if undecided:
+                return Match(noise_class, seen.why, "verify", undecided)
+            return Match(noise_class, f"{seen.why}, names no concrete failure", noise_class.action)
         return None
+
+    def undecided(self, noise_class: NoiseClass, finding: Finding, seen: Seen) -> str:
+        """Why the words cannot decide against `finding`, or "" when they can."""
+        failure = self.words.failure_named(f"{finding.title}\n{finding.body}")
+        if failure:
+            return f"it names a concrete failure ('{failure}')"
+        if not readable(plain_text(f"{finding.title}\n{finding.body}")):
+            return (
+                "its words are not plain text the table can read (a lookalike letter or "
+                "another script)"
+            )
+        if seen.by == "category":
+            return "only its category says so, and a category is not evidence"
+        if seen.by == "body":
+            return "only its body says so, not its title"
+        if seen.phrases:
+            more = self.words.said_beside(finding.title, noise_class.phrase_patterns(seen.phrases))
+            if more:
+                return f"its title says more ('{more}')"
+        return ""
 
 
 @cache
 def noise_table() -> NoiseTable:
     text = files("reviewer").joinpath("data/noise.toml").read_text(encoding="utf-8")
     data = tomllib.loads(text)
-    named = data.get("words", {})
     classes = []
     for row in data["class"]:
-        # A list of words may be given by its name under [words] (one list, several classes).
-        match = {
-            key: named[value] if isinstance(value, str) and key.endswith("_words") else value
-            for key, value in row.get("match", {}).items()
-        }
+        match = row.get("match", {})
         if row["action"] not in ACTIONS:
             raise ValueError(f"noise.toml: unknown action {row['action']!r}")
+        unknown = set(match) - {"outside_diff", "categories", "title_words", "starts_with"}
+        if unknown:
+            raise ValueError(f"noise.toml: class {row['name']}: unknown match {sorted(unknown)}")
         classes.append(
             NoiseClass(
                 name=row["name"],
@@ -109,11 +164,15 @@ def noise_table() -> NoiseTable:
                 outside_diff=bool(match.get("outside_diff", False)),
                 **{
                     key: tuple(str(v).lower() for v in match.get(key, ()))
-                    for key in ("categories", "title_words", "starts_with", "unless_words")
+                    for key in ("categories", "title_words", "starts_with")
                 },
             )
         )
-    return NoiseTable(tuple(classes), tuple(data.get("exempt_categories", ())))
+    words = Words(
+        tuple(str(w).lower() for w in data["words"]["concrete_failure"]),
+        frozenset(str(w).lower() for w in data["words"]["filler"]),
+    )
+    return NoiseTable(tuple(classes), words, tuple(data.get("exempt_categories", ())))
 
 
 def prompt_rows() -> list[dict[str, str]]:
@@ -127,8 +186,9 @@ def prompt_rows() -> list[dict[str, str]]:
 def apply_noise_table(
     findings: list[Finding], change: Change, table: NoiseTable | None = None
 ) -> tuple[list[Finding], list[Finding]]:
-    """(kept, discarded). Every finding in a class carries `noise` (the class's name) and
-    `noise_note` (what was done and why); a discarded one is kept for the reports."""
+    """(kept, discarded). Every finding in a class carries `noise` (the class's name),
+    `noise_action` (what was done) and `noise_note` (what and why); a discarded one is kept
+    for the reports."""
     table = table or noise_table()
     kept, discarded = [], []
     for finding in findings:
@@ -136,25 +196,26 @@ def apply_noise_table(
         if found is None:
             kept.append(finding)
             continue
-        noise_class, why = found
-        if noise_class.action == "discard":
+        noise_class, why = found.noise_class, found.why
+        marked = replace(finding, noise=noise_class.name, noise_action=found.action)
+        if found.action == "discard":
             note = f"discarded: {noise_class.description} ({why})"
-            discarded.append(
-                replace(finding, noise=noise_class.name, noise_note=note, discard_reason=note)
-            )
-        elif noise_class.action == "info":
+            discarded.append(replace(marked, noise_note=note, discard_reason=note))
+        elif found.action == "info":
             note = (
                 f"lowered from {finding.severity.value} to info: {noise_class.description} "
                 f"({why})"
             ) if finding.severity != Severity.INFO else f"{noise_class.description} ({why})"
-            kept.append(
-                replace(finding, severity=Severity.INFO, noise=noise_class.name, noise_note=note)
+            kept.append(replace(marked, severity=Severity.INFO, noise_note=note))
+        elif found.undecided:
+            note = (
+                f"to be verified, not {ACTIONS[noise_class.action]}: {noise_class.description} "
+                f"({why}, but {found.undecided})"
             )
+            kept.append(replace(marked, noise_note=note, force_verify=True))
         else:
             note = f"to be verified: {noise_class.description} ({why})"
-            kept.append(
-                replace(finding, noise=noise_class.name, noise_note=note, force_verify=True)
-            )
+            kept.append(replace(marked, noise_note=note, force_verify=True))
     return kept, discarded
 
 
@@ -167,14 +228,31 @@ def noise_counts(findings: list[Finding] | tuple[Finding, ...]) -> dict[str, int
     return counts
 
 
-def noise_text(findings: list[Finding] | tuple[Finding, ...]) -> str:
-    """`noise table: 1 discarded (linter), 2 lowered to info (nit)`; "" when none matched."""
+def undecided_counts(findings: list[Finding] | tuple[Finding, ...]) -> dict[str, int]:
+    """Of each class's findings, how many its words could not decide: sent to verification
+    instead of the class's action (every class named, 0 included)."""
     by_class = {c.name: c for c in noise_table().classes}
+    counts = dict.fromkeys(by_class, 0)
+    for finding in findings:
+        known = by_class.get(finding.noise)
+        if known is not None and known.action != "verify" and finding.noise_action == "verify":
+            counts[finding.noise] += 1
+    return counts
+
+
+def noise_text(findings: list[Finding] | tuple[Finding, ...]) -> str:
+    """`noise table: 1 discarded (linter), 1 sent to verification instead (linter), 2 lowered
+    to info (nit)`; "" when none matched."""
+    by_class = {c.name: c for c in noise_table().classes}
+    undecided = undecided_counts(findings)
     parts = []
     for name, count in noise_counts(findings).items():
-        if count:
-            action = by_class[name].action if name in by_class else "info"
-            parts.append(f"{count} {ACTIONS[action]} ({name})")
+        action = by_class[name].action if name in by_class else "info"
+        decided = count - undecided.get(name, 0)
+        if decided:
+            parts.append(f"{decided} {ACTIONS[action]} ({name})")
+        if undecided.get(name, 0):
+            parts.append(f"{undecided[name]} sent to verification instead ({name})")
     return "noise table: " + ", ".join(parts) if parts else ""
 
 
@@ -184,11 +262,3 @@ def _touches_diff(finding: Finding, change: Change) -> bool:
         return False
     last = min(finding.last_line, finding.line + _MAX_RANGE_LOOKUP)
     return any(file.hunk_at(n, finding.side) is not None for n in range(finding.line, last + 1))
-
-
-def _first_word(words: tuple[str, ...], text: str) -> str:
-    lowered = text.lower()
-    for word in words:
-        if re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", lowered):
-            return word
-    return ""

@@ -5,6 +5,13 @@ suggestion written for other lines, or one that breaks the file, does harm with 
 suggestion that fails a check is left out of the comment (the finding stays), and the reason
 goes to the reports. Each check is one function, tried in the order of `_CHECKS`; the first
 that fails names the reason.
+
+A model often wraps its suggestion in a code fence (```python ... ```): a fence that wraps the
+whole suggestion is taken off (`unwrap`), unless the fence is the content: the lines it
+replaces open with a fence too, or the file is Markdown and the fence is not labelled as
+the suggestion or as Markdown (a README's fenced example). A suggestion whose lines hold
+fences is kept as it is; the forges' suggestion block around it is longer than any run of
+backticks inside (report/mdtext.fence), so nothing inside can close it.
 """
 
 from __future__ import annotations
@@ -18,6 +25,12 @@ from reviewer.wording import plural
 
 _BRACKETS = (("(", ")"), ("[", "]"), ("{", "}"))
 _PYTHON = re.compile(r"\.pyi?$")
+_MARKDOWN = re.compile(r"\.(md|markdown|mdx|mkd|mdwn|mdown|rmd|qmd)$", re.IGNORECASE)
+# A fence line (CommonMark): up to three spaces, three or more backticks or tildes, and for
+# an opening fence an info string (no backtick in it after backticks).
+_FENCE_OPEN = re.compile(r"^ {0,3}(?P<marks>`{3,}|~{3,})(?P<info>[^\n]*)$")
+# Info strings that say the fence wraps the suggestion, not content of the file.
+_WRAPPER_INFO = re.compile(r"^(suggestion\b|markdown$|md$)", re.IGNORECASE)
 # A line with a letter or digit: bare punctuation (`}`, `)`, blank) repeats everywhere, so
 # only such lines count as "the line above/below repeated".
 _MEANINGFUL = re.compile(r"\w")
@@ -50,9 +63,42 @@ def _same_lines(r: Replacement) -> str:
     return ""
 
 
-def _fence_or_diff(r: Replacement) -> str:
-    if any(line.lstrip().startswith(("```", "~~~")) for line in r.new):
-        return "it holds a code fence; a suggestion is the bare replacement text"
+def unwrap(path: str, old: list[str], suggestion: str) -> str:
+    """`suggestion` without a code fence that wraps all of it, when the fence is a wrapper
+    and not the file's content (see the module's docstring); else `suggestion` as it is."""
+    lines = suggestion.split("\n")
+    body = [n for n, line in enumerate(lines) if line.strip()]
+    if len(body) < 2:
+        return suggestion
+    first, last = body[0], body[-1]
+    opening = _FENCE_OPEN.match(lines[first])
+    if opening is None or (opening["marks"][0] == "`" and "`" in opening["info"]):
+        return suggestion
+    marks = opening["marks"]
+    closing = next(
+        (n for n in range(first + 1, last + 1) if _closes(lines[n], marks)), None
+    )
+    if closing != last:
+        return suggestion  # no fence wraps it all: its fences are its content
+    info = opening["info"].strip()
+    if not _WRAPPER_INFO.match(info):
+        replaced = next((line for line in old if line.strip()), "")
+        if _FENCE_OPEN.match(replaced) or _MARKDOWN.search(path):
+            return suggestion  # the fence is the file's own (a README's example)
+    inner = lines[first + 1 : last]
+    return "\n".join(inner) + ("\n" if suggestion.endswith("\n") else "")
+
+
+def _closes(line: str, marks: str) -> bool:
+    """Whether `line` closes a fence opened with `marks` (the same mark, at least as many,
+    nothing after them)."""
+    stripped = line.strip()
+    if len(line) - len(line.lstrip(" ")) > 3 or not stripped:
+        return False
+    return set(stripped) == {marks[0]} and len(stripped) >= len(marks)
+
+
+def _diff_markers(r: Replacement) -> str:
     changed = [line for line in r.new if line.strip()]
     if changed and all(line[:1] in "+-" for line in changed) and any(
         line[:1] == "+" for line in changed
@@ -140,7 +186,7 @@ def _syntax_error(source: str) -> str | None:
 
 _CHECKS: tuple[Callable[[Replacement], str], ...] = (
     _same_lines,
-    _fence_or_diff,
+    _diff_markers,
     _repeats_neighbour,
     _brackets,
     _indentation,
@@ -148,14 +194,19 @@ _CHECKS: tuple[Callable[[Replacement], str], ...] = (
 )
 
 
-def suggestion_problem(path: str, lines: list[str], first: int, last: int, suggestion: str) -> str:
-    """Why the suggestion for lines `first..last` of `path` (whose text is `lines`) should
-    not be posted, or "" when it applies."""
+def checked_suggestion(
+    path: str, lines: list[str], first: int, last: int, suggestion: str
+) -> tuple[str, str]:
+    """The suggestion for lines `first..last` of `path` (whose text is `lines`) as it is to
+    be posted (a wrapping fence taken off), and why it should not be posted ("" when it
+    applies)."""
     if not 1 <= first <= last <= len(lines):
-        return f"it is for lines {first}-{last}, outside the file's {plural(len(lines), 'line')}"
+        problem = f"it is for lines {first}-{last}, outside the file's {plural(len(lines), 'line')}"
+        return suggestion, problem
+    suggestion = unwrap(path, lines[first - 1 : last], suggestion)
     replacement = Replacement(path, lines, first, last, suggestion)
     for check in _CHECKS:
         problem = check(replacement)
         if problem:
-            return problem
-    return ""
+            return suggestion, problem
+    return suggestion, ""

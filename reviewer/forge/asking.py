@@ -4,9 +4,10 @@ A comment is for the bot when it mentions it (the `mention` setting, `@reviewer`
 in its own words: a mention inside code (`` `@reviewer` ``, a code block) or in a quoted
 line (`> @reviewer ...`, as GitHub's "Quote reply" writes) is not a call. GitHub does not
 notify for those either, and a quote of an earlier question must not ask it again.
-`/review` as the first word of a comment on the pull request (after the mention, if any)
-asks for a full review. Each is a paid review of the whole pull request, so someone without
-write access gets one per head: once it is reviewed, they are shown where (`reviewed_already`).
+`/review` as the first word of a comment on the pull request (after the mention, if any), in
+its own prose (not in code, not quoted), asks for a full review. Each is a paid review of the
+whole pull request, so someone without write access gets one per head: once it is reviewed,
+they are shown where (`reviewed_already`).
 """
 
 from __future__ import annotations
@@ -16,14 +17,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from markdown_it import MarkdownIt
-
+from reviewer.forge.prose import first_words, prose_runs
 from reviewer.forge.state import PullState
 
 REVIEW_COMMAND = "/review"
 ANYONE = "anyone"
-
-_PARSER = MarkdownIt("commonmark")
 
 
 @dataclass(frozen=True)
@@ -37,7 +35,8 @@ class Ask:
 def read_ask(body: str, mention: str, *, on_conversation: bool) -> Ask | None:
     """The request in `body`, or None when the comment is not for the bot.
     `on_conversation`: a comment on the pull request's conversation, where `/review` works."""
-    words = body.split()
+    # The first words of the comment's own prose: `/review` in code or a quote is no command.
+    words = first_words(body)
     if words and _is_mention(words[0], mention):
         words = words[1:]
     if on_conversation and words and words[0].lower() == REVIEW_COMMAND:
@@ -96,19 +95,9 @@ def _is_mention(word: str, mention: str) -> bool:
 
 
 def _prose(body: str) -> list[str]:
-    """The text of `body` a reader sees as prose: every inline run outside block quotes,
-    with inline code, HTML and link targets left out."""
-    texts: list[str] = []
-    quoted = 0
-    for token in _PARSER.parse(body):
-        if token.type == "blockquote_open":
-            quoted += 1
-        elif token.type == "blockquote_close":
-            quoted -= 1
-        elif token.type == "inline" and not quoted:
-            texts.append(
-                "".join(
-                    child.content if child.type == "text" else " " for child in token.children or ()
-                )
-            )
-    return texts
+    """The text of `body` a reader sees as prose (forge/prose.py), with inline code, HTML
+    and link targets left out."""
+    return [
+        "".join(child.content if child.type == "text" else " " for child in run)
+        for run in prose_runs(body)
+    ]

@@ -12,7 +12,7 @@ from dataclasses import asdict, replace
 from typing import Any
 
 from reviewer import __version__
-from reviewer.checks.noise import noise_counts, noise_table
+from reviewer.checks.noise import noise_counts, noise_table, undecided_counts
 from reviewer.findings import (
     ClosedFinding,
     FileCoverage,
@@ -196,9 +196,15 @@ def _states(result: ReviewResult) -> dict[str, StateV1]:
 
 def _noise(result: ReviewResult) -> list[NoiseClassV1]:
     every = (*result.findings, *result.suppressed, *result.discarded)
-    counts = noise_counts(every)
+    counts, undecided = noise_counts(every), undecided_counts(every)
     return [
-        NoiseClassV1(name=c.name, description=c.description, action=c.action, count=counts[c.name])
+        NoiseClassV1(
+            name=c.name,
+            description=c.description,
+            action=c.action,
+            count=counts[c.name],
+            undecided=undecided[c.name],
+        )
         for c in noise_table().classes
     ]
 
@@ -272,6 +278,7 @@ def _finding(finding: Finding) -> FindingV1:
         code=finding.code,
         earlier=finding.earlier,
         noise=finding.noise,
+        noise_action=finding.noise_action,
         noise_note=finding.noise_note,
         force_verify=finding.force_verify,
         suggestion_dropped=finding.suggestion_dropped,
@@ -312,6 +319,7 @@ def _from_finding(item: FindingV1) -> Finding:
         code=item.code,
         earlier=item.earlier,
         noise=item.noise,
+        noise_action=item.noise_action,
         noise_note=item.noise_note,
         force_verify=item.force_verify,
         suggestion_dropped=item.suggestion_dropped,

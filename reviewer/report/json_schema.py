@@ -65,13 +65,19 @@ class FindingV1(_Strict):
     noise: str = Field(
         "", description="The noise table's class it is in (data/noise.toml); empty if none."
     )
+    noise_action: Literal["", "discard", "info", "verify"] = Field(
+        "",
+        description="What the noise table did: its class's action, or verify when the "
+        "class's words could not decide (a concrete failure named, a title that says more, "
+        "a category alone); empty if in no class.",
+    )
     noise_note: str = Field(
         "", description="What the noise table did with it, and how it was recognised."
     )
     force_verify: bool = Field(
         False,
-        description="To be verified even below the `verify` severity floor (a noise class "
-        "whose action is verify).",
+        description="To be verified even below the `verify` severity floor (the noise "
+        "table sent it to verification).",
     )
     suggestion_dropped: str = Field(
         "",
@@ -117,6 +123,12 @@ class NoiseClassV1(_Strict):
         "verify: sent to verification even below the `verify` severity floor."
     )
     count: int = Field(ge=0, description="Findings of this review in the class.")
+    undecided: int = Field(
+        0,
+        ge=0,
+        description="Of `count`, those the class's words could not decide: sent to "
+        "verification instead of the class's action, their severity kept.",
+    )
 
 
 class VerificationV1(_Strict):

@@ -54,11 +54,12 @@ def place(finding: FindingIn, change: Change, counter: LineCounter) -> Finding:
         code=code,
         new_file_line=_where_removed(file, line) if finding.side == "LEFT" else None,
         confidence=finding.confidence,
+        # A quote not found within grounding's bound (grounding.py), or an intent finding
+        # whose quote is in no ticket, is checked whatever its severity.
+        force_verify=finding._verify or bool(finding._ticket_note),
         discard_reason=finding._refused,
         ticket=finding._ticket,
         ticket_quote=(finding.ticket_quote or "") if finding._ticket else "",
-        # An intent finding whose quote is in no ticket is checked whatever its severity.
-        force_verify=bool(finding._ticket_note),
     )
 
 

@@ -18,7 +18,7 @@ from reviewer.checks.grounding import ground, side_lines
 from reviewer.checks.intent import intent_problem
 from reviewer.checks.merging import merge_overlapping
 from reviewer.checks.noise import apply_noise_table
-from reviewer.checks.suggestion_check import suggestion_problem
+from reviewer.checks.suggestion_check import checked_suggestion
 from reviewer.checks.verdict import SUBMIT_VERDICT
 from reviewer.checks.verify import Verifier, verify_environment, verify_findings
 from reviewer.context.tickets.model import Ticket
@@ -293,16 +293,17 @@ def _place_all(
         finding.body = redactor(finding.body)
         if finding.suggestion is not None:
             finding.suggestion = redactor(finding.suggestion)
-        dropped = _suggestion_problem(finding, counter)
+        dropped = _check_suggestion(finding, counter)
         if dropped:
             finding.suggestion = None
         placed.append(replace(place(finding, change, counter), suggestion_dropped=dropped))
     return merge_overlapping(merge_duplicates(placed))
 
 
-def _suggestion_problem(finding: FindingIn, counter: LineCounter) -> str:
-    """Why the finding's suggestion must not be posted, or "" (suggestion_check.py). A
-    suggestion on removed lines is not checked: it cannot be posted as one anyway."""
+def _check_suggestion(finding: FindingIn, counter: LineCounter) -> str:
+    """Why the finding's suggestion must not be posted, or "" (suggestion_check.py); a fence
+    that only wraps it is taken off. A suggestion on removed lines is not checked: it
+    cannot be posted as one anyway."""
     if finding.suggestion is None or finding.side != "RIGHT":
         return ""
     try:
@@ -310,7 +311,10 @@ def _suggestion_problem(finding: FindingIn, counter: LineCounter) -> str:
     except ToolError:
         return ""
     last = finding.end_line or finding.line
-    return suggestion_problem(finding.path, lines, finding.line, last, finding.suggestion)
+    finding.suggestion, problem = checked_suggestion(
+        finding.path, lines, finding.line, last, finding.suggestion
+    )
+    return problem
 
 
 def _nothing_to_review(

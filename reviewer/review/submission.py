@@ -105,6 +105,8 @@ class FindingIn(BaseModel):
     # What grounding did to the finding (grounding.py: moved to where its quote is, or kept
     # without a quote that is in no file), for the reports; "" when nothing.
     _grounding: str = PrivateAttr("")
+    # Grounding could not settle its quote within its bound: to be verified (force_verify).
+    _verify: bool = PrivateAttr(False)
     # Why the finding is discarded unchecked (Refusals.again: refused, then sent again
     # unchanged), or "".
     _refused: str = PrivateAttr("")
