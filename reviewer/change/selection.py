@@ -81,11 +81,20 @@ def _not_source(file: FileChange) -> str | None:
         return "vendored code"
     if _GENERATED_NAME.search(parts[-1]):
         return "generated file"
-    head = file.hunks[0] if file.hunks else None
-    if head is not None and head.new_start <= 1:
-        # The first five lines only: an added file is one hunk of all its lines.
-        rows = head.body.split("\n", 5)[:5]
-        first = " ".join(row[1:] for row in rows if row[:1] in ("+", " ", ""))
-        if _GENERATED_MARK.search(first):
-            return "generated file"
+    if _marked_generated_on_both_sides(file):
+        return "generated file"
     return None
+
+
+def _marked_generated_on_both_sides(file: FileChange) -> bool:
+    """A generated mark in the first five lines of the base AND of the change. The change's
+    own lines are its author's words: a hand-written file whose change adds "DO NOT EDIT" at
+    its top must not be skipped for it (an added file has no base, so it is reviewed); a
+    file the base already marks, regenerated, is skipped (docs/security.md, Text that decides)."""
+    head = file.hunks[0] if file.hunks else None
+    if head is None or head.new_start > 1 or head.old_start > 1:
+        return False
+    rows = head.body.split("\n")
+    base = [row[1:] for row in rows if row[:1] in (" ", "-", "")][:5]
+    new = [row[1:] for row in rows if row[:1] in (" ", "+", "")][:5]
+    return bool(_GENERATED_MARK.search(" ".join(base)) and _GENERATED_MARK.search(" ".join(new)))
