@@ -70,8 +70,8 @@ class Settings(BaseModel):
     rule_files: Literal["auto"] | tuple[str, ...] = Field(
         "auto",
         description='Rule files whose instructions apply, read at the base revision: "auto" '
-        "(AGENTS.md, CLAUDE.md, REVIEW.md, Cursor and Copilot rules), [] (none), or a list "
-        "of paths.",
+        "(AGENTS.md, CLAUDE.md, REVIEW.md, Cursor, Bugbot, Copilot and Gemini rules), [] "
+        "(none), or a list of paths.",
     )
     language: str = Field(
         "English",
