@@ -16,12 +16,11 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from reviewer.errors import ReviewerError, json_problem
-from reviewer.findings import Severity
+from reviewer.findings import IGNORE_FILE_HOW, Severity
 from reviewer.report.json_schema import FORMAT, VERSION, ReportV1, StateV1
 from reviewer.safety.sinks import plain_cell, shown_width
 
 COLUMNS = ("posted", "fixed", "dismissed", "open")
-IGNORE_FILE_HOW = "ignore file"
 
 
 def read_states(paths: Iterable[Path]) -> dict[str, StateV1]:

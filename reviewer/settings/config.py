@@ -73,6 +73,11 @@ class Settings(BaseModel):
         "(AGENTS.md, CLAUDE.md, REVIEW.md, Cursor, Bugbot, Copilot and Gemini rules), [] "
         "(none), or a list of paths.",
     )
+    learnings: Literal["auto", "off"] = Field(
+        "auto",
+        description="auto: the team's learnings in .reviewer/learnings.md (read at the base "
+        "revision) reach the review and the verification of each finding; off: not read.",
+    )
     language: str = Field(
         "English",
         min_length=1,
