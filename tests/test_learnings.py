@@ -18,12 +18,12 @@ from typing import Any
 import pytest
 
 from reviewer.findings import ClosedFinding, Severity
+from reviewer.settings.learning_prompts import learnings_for_part
 from reviewer.settings.learnings import (
     MAX_LEARNING_CHARS,
     MAX_LEARNINGS,
     MAX_TOTAL_CHARS,
     learning_line,
-    learnings_for_part,
     parse_learnings,
     path_glob,
     proposed_learning,

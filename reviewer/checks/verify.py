@@ -38,13 +38,8 @@ from reviewer.loop.budget import LoopBudget, ReviewBudget
 from reviewer.safety.redact import Redactor
 from reviewer.safety.sinks import map_strings
 from reviewer.settings.config import Settings
-from reviewer.settings.learnings import (
-    LEARNINGS_FILE,
-    NO_LEARNINGS,
-    Learnings,
-    learnings_for_finding,
-    learnings_value,
-)
+from reviewer.settings.learning_prompts import learnings_for_finding, learnings_value
+from reviewer.settings.learnings import LEARNINGS_FILE, NO_LEARNINGS, Learnings
 from reviewer.settings.pricing import price_for
 from reviewer.settings.prompts import VERIFY_PROMPT_NAMES, fence_for, prompt_environment
 from reviewer.wording import plural

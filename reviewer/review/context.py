@@ -24,13 +24,8 @@ from reviewer.findings import FileCoverage, RuleFileUse
 from reviewer.loop.tokens import CHARS_PER_TOKEN
 from reviewer.safety.sinks import map_strings
 from reviewer.settings.config import Settings
-from reviewer.settings.learnings import (
-    LEARNINGS_SHARE,
-    NO_LEARNINGS,
-    Learnings,
-    LearningUsage,
-    learnings_for_part,
-)
+from reviewer.settings.learning_prompts import LEARNINGS_SHARE, LearningUsage, learnings_for_part
+from reviewer.settings.learnings import NO_LEARNINGS, Learnings
 from reviewer.settings.prompts import fence_for, prompt_environment
 from reviewer.settings.rule_files import (
     RuleUsage,

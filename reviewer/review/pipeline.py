@@ -45,7 +45,7 @@ from reviewer.review.submission import (
 from reviewer.safety.redact import Redactor
 from reviewer.settings.config import Settings
 from reviewer.settings.ignore_file import IgnoreFile, load_ignore_file
-from reviewer.settings.learnings import learning_uses
+from reviewer.settings.learning_prompts import learning_uses
 from reviewer.tools import TOOLS
 from reviewer.workspace import (
     Workspace,

@@ -6,10 +6,8 @@ optionally scoped by a path glob:
 
 Read at the base revision only, like the settings, the rule files and the ignore file: a
 change that edits the file is reviewed like any file, and the lines it adds count once it is
-merged. A learning reaches the review's first message (the parts whose files it is for) and
-the verification of each finding on a file it is for; a verifier that refutes (or confirms)
-a finding because of one names it (`submit_verdict`'s `learning`, checked against the ids it
-was shown), and the reports say which learnings were shown and relied on.
+merged. What of them each request is shown, and how they were used, is learning_prompts.py;
+the line a dismissal's reason proposes for the file is `proposed_learning`.
 
 The file is repository text: quoted and fenced wherever it goes, redacted with the rest of
 the prompt, never instructions beyond what the prompt frames it as, and bounded (the bytes
@@ -19,19 +17,18 @@ The syntax: a bullet (`-`, `*` or `+`) at the start of a line starts a learning;
 go on until a blank line, the next bullet, a heading or a code fence. When it starts with a
 code span followed by a colon, the code span is its scope: a glob as `include` takes it (no
 `/`: the file name at any depth; a trailing `/`: everything below; a leading `/`: from the
-root). Headings and other text
-are the team's own notes, not learnings; nothing inside a code fence is a learning.
+root). Headings and other text are the team's own notes, not learnings; nothing inside a
+code fence is a learning.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from reviewer.errors import ToolError
-from reviewer.findings import IGNORE_FILE_HOW, ClosedFinding, Finding, LearningUse
+from reviewer.findings import IGNORE_FILE_HOW, ClosedFinding
 from reviewer.wording import plural
 from reviewer.workspace import RevisionWorkspace, Workspace, WorktreeWorkspace
 from reviewer.workspace.globs import basename_or_path_matcher, glob_matcher
@@ -44,10 +41,6 @@ MAX_READ_BYTES = 1_000_000
 MAX_LEARNINGS = 100
 MAX_LEARNING_CHARS = 1_000
 MAX_TOTAL_CHARS = 12_000
-# The learnings of one part may take this share of its first message (the diff needs the
-# rest), and those of one verification request at most MAX_VERIFY_CHARS.
-LEARNINGS_SHARE = 0.10
-MAX_VERIFY_CHARS = 6_000
 # A learning's id, as the model names it: "L12" (brackets and case forgiven).
 _ID = re.compile(r"\[?\s*[Ll](\d{1,4})\s*\]?")
 _BULLET = re.compile(r"^( {0,3})[-*+][ \t]+(.*)$")
@@ -269,108 +262,6 @@ def path_glob(path: str) -> str:
         else:
             out.append(char)
     return "".join(out)
-
-
-@dataclass
-class LearningUsage:
-    """Which learnings reached which files of the review's parts, over all parts."""
-
-    applied: dict[str, set[str]] = field(default_factory=dict)
-    cuts: list[str] = field(default_factory=list)
-
-    def note(self, learning_id: str, files: list[str]) -> None:
-        self.applied.setdefault(learning_id, set()).update(files)
-
-
-def learnings_for_part(
-    learnings: Learnings,
-    paths: list[str] | tuple[str, ...],
-    limit: int,
-    *,
-    part: str = "",
-    usage: LearningUsage | None = None,
-) -> dict[str, object]:
-    """The template value `learnings` of a part (its files `paths`): the learnings for any of
-    them, in the file's order, within `limit` characters; what did not fit is said."""
-    chosen = learnings.for_paths(paths)
-    shown: list[Learning] = []
-    room, left = limit, 0
-    for entry, files in chosen:
-        size = len(entry.prompt_line()) + 1
-        if size > room:
-            left += 1
-            continue
-        room -= size
-        shown.append(entry)
-        if usage is not None:
-            usage.note(entry.id, files)
-    where = f" in {part}" if part else ""
-    notes = list(learnings.notes)
-    if left:
-        notes.append(
-            f"{plural(left, 'learning')} left out{where} (the learnings of one part may take "
-            f"{limit:,} characters)"
-        )
-        if usage is not None:
-            usage.cuts.append(notes[-1])
-    return learnings_value(shown, "; ".join(notes))
-
-
-def learnings_for_finding(learnings: Learnings, path: str) -> list[Learning]:
-    """The learnings a verification of a finding on `path` is shown, within
-    MAX_VERIFY_CHARS."""
-    shown, room = [], MAX_VERIFY_CHARS
-    for entry in learnings.for_path(path):
-        size = len(entry.prompt_line()) + 1
-        if size <= room:
-            shown.append(entry)
-            room -= size
-    return shown
-
-
-def learnings_value(
-    shown: list[Learning], note: str = "", *, verifying: bool = False
-) -> dict[str, object]:
-    """What the `_learnings.md.j2` include reads: the lines, a fence no line can close, a
-    note of what was left out, and whether a verifier reads it."""
-    lines = [entry.prompt_line() for entry in shown]
-    longest = max((len(run) for run in re.findall(r"`+", "\n".join(lines))), default=0)
-    return {
-        "file": LEARNINGS_FILE,
-        "entries": lines,
-        "ids": [entry.id for entry in shown],
-        "fence": "`" * max(3, longest + 1),
-        "note": note,
-        "verifying": verifying,
-    }
-
-
-def learning_uses(
-    learnings: Learnings,
-    applied: dict[str, tuple[str, ...]],
-    verifications: Mapping[str, int],
-    findings: Iterable[Finding],
-) -> tuple[LearningUse, ...]:
-    """Every learning read, with its use in the review: the files its parts reached, the
-    checks that were shown it, and the findings whose verdict relied on it."""
-    relied: dict[str, list[str]] = {}
-    for finding in findings:
-        check = finding.verification
-        if check is not None and check.learning:
-            relied.setdefault(check.learning, []).append(finding.fingerprint)
-    return tuple(
-        LearningUse(
-            id=entry.id,
-            scope=entry.scope,
-            text=entry.text,
-            line=entry.line,
-            cut=entry.cut,
-            applied_to=applied.get(entry.id, ()),
-            verifications=verifications.get(entry.id, 0),
-            relied_on=tuple(sorted(relied.get(entry.id, ()))),
-        )
-        for entry in learnings.entries
-    )
 
 
 # A dismissal's reason is proposed as a learning up to this many characters (cut with "…").
