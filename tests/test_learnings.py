@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from reviewer.cli.program import main
 from reviewer.findings import ClosedFinding, Severity
 from reviewer.settings.learning_prompts import learnings_for_part
 from reviewer.settings.learnings import (
@@ -304,3 +305,38 @@ def test_no_proposal_without_a_reason_or_from_the_ignore_file() -> None:
         "f" * 16, Severity.LOW, None, "a.py", "T", "dismissed", by="d", how="h",
         reason="w " * 600))  # fmt: skip
     assert long is not None and long.endswith("…") and len(long) < 520
+
+
+# --- kept fresh: `reviewer stats` over many reports -----------------------------------------
+
+
+@pytest.mark.verification
+def test_stats_list_the_learnings_no_review_used(
+    payments: GitRepo,
+    env: None,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    refute = verdict("refuted", "L1: “rounding down with // is intended”.", learning="L1")
+    reports = []
+    for number, script in enumerate([[submit_review(ROUNDING), refute], [submit_review()]]):
+        with FakeLLM(script) as llm:
+            code, _ = run(payments, llm, tmp_path, monkeypatch)
+        assert code == 0
+        reports.append(tmp_path / f"run{number}.json")
+        (tmp_path / "report.json").rename(reports[-1])
+    capsys.readouterr()
+    assert main(["stats", *map(str, reports)]) == 0
+    out = capsys.readouterr().out
+    learned = out.split("\n\n", 1)[1].splitlines()
+    assert learned == [
+        "Learnings (.reviewer/learnings.md) in 2 reports: 3 learnings, 1 never used",
+        "learning                                                       reviews  shown  relied on",
+        "`app/payments/**`: amounts are integer cents; rounding down …        2      2          1",
+        "`docs/**`: the docs are written in British English.                  2      0          0",
+        "Every query goes through db.run, which binds parameters.             2      2          0",
+        "",
+        "Never used (shown to no review and no verification): remove if stale",
+        "- `docs/**`: the docs are written in British English.",
+    ]

@@ -23,11 +23,20 @@ from reviewer.safety.sinks import plain_cell, shown_width
 COLUMNS = ("posted", "fixed", "dismissed", "open")
 
 
+def read_reports(paths: Iterable[Path]) -> list[ReportV1]:
+    """The reports, in the order given; one line (ReviewerError) for a file that is none."""
+    return [_report(path) for path in paths]
+
+
 def read_states(paths: Iterable[Path]) -> dict[str, StateV1]:
     """Fingerprint -> its last state across the reports."""
+    return states_of(read_reports(paths))
+
+
+def states_of(reports: Iterable[ReportV1]) -> dict[str, StateV1]:
     states: dict[str, StateV1] = {}
-    for path in paths:
-        states.update(_report(path).states)
+    for report in reports:
+        states.update(report.states)
     return states
 
 
