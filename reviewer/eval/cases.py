@@ -37,6 +37,9 @@ class EvalCase:
     # The pull request's title and body, given to the review as untrusted information.
     title: str = ""
     description: str = ""
+    # The team's learnings (.reviewer/learnings.md's text) the review is given in place of
+    # the file at the case's base; None: the base's own file (if any).
+    learnings: str | None = None
 
 
 @dataclass(frozen=True)

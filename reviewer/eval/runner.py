@@ -240,12 +240,14 @@ def _review(case: EvalCase, options: RunOptions) -> tuple[dict[str, Any], bool]:
         case.repository,
         settings_json,
         prompts,
+        # Only when the case gives learnings: the keys of cases without them stay as they were.
+        *(("learnings", case.learnings) if case.learnings is not None else ()),
     )
     stored = options.cache.get("reviews", key)
     info = ChangeInfo(case.title, case.description, case.repository)
     if stored is not None and (not stage or "finding_data" in stored):
-        return _after_review(stored, stage, StageInput(root, base, head, info, asked, ()),
-                             options.cache), True  # fmt: skip
+        context = StageInput(root, base, head, info, asked, (), case.learnings)
+        return _after_review(stored, stage, context, options.cache), True
     review = run_review(
         ReviewRequest(
             repo=root,
@@ -256,6 +258,7 @@ def _review(case: EvalCase, options: RunOptions) -> tuple[dict[str, Any], bool]:
             info=info,
             keep_transcript=options.transcripts is not None,
             announce_settings=False,
+            learnings=case.learnings,
         )
     )
     if options.transcripts is not None:
@@ -291,7 +294,7 @@ def _review(case: EvalCase, options: RunOptions) -> tuple[dict[str, Any], bool]:
         record["finding_data"] = [finding_data(f) for f in result.findings]
     if result.complete:
         options.cache.put("reviews", key, record)
-    context = StageInput(root, base, head, info, asked, ())
+    context = StageInput(root, base, head, info, asked, (), case.learnings)
     return _after_review(record, stage, context, options.cache), False
 
 

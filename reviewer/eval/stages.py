@@ -47,6 +47,8 @@ class StageInput:
     info: ChangeInfo
     settings: Settings
     findings: tuple[Finding, ...]
+    # The case's learnings text (None: the base's .reviewer/learnings.md), for the verifier.
+    learnings: str | None = None
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from reviewer.llm import Connection, ServerProfile
 from reviewer.loop.budget import ReviewBudget
 from reviewer.safety.redact import Redactor
 from reviewer.settings.config import Settings
+from reviewer.settings.learnings import load_learnings
 from reviewer.settings.pricing import price_for
 from reviewer.workspace import RevisionWorkspace
 
@@ -40,6 +41,7 @@ def verification_stage(given: StageInput) -> StageOutput:
         model=lambda own: chat_model(own, None, profile, connection, SUBMIT_VERDICT),
         environment=verify_environment(given.root, given.base),
         repository=given.info.repository,
+        learnings=load_learnings(given.root, given.base, settings.learnings, given.learnings),
     )
     checked = verify_findings(list(given.findings), settings, verifier)
     price = price_for(settings.verify_model or settings.model, settings.prices)
