@@ -31,3 +31,16 @@ def json_problem(exc: BaseException) -> str:
         return "nested too deep"
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
+
+
+def unexpected_error_line(exc: BaseException) -> str:
+    """The one line that says an exception nobody expected (a defect, not bad input) ended the
+    run, its text redacted: what the log and every not-reviewed summary say."""
+    from reviewer.safety.redact import environment_redactor
+    from reviewer.settings.variables import DEBUG_VARIABLE
+
+    said = environment_redactor()(str(exc)).strip().splitlines()
+    return (
+        f"unexpected {type(exc).__name__}: {said[0][:300] if said else ''} "
+        f"(a defect in reviewer; {DEBUG_VARIABLE}=1 shows the traceback)"
+    )

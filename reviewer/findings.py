@@ -38,7 +38,12 @@ _RANKS = {
     Severity.INFO: 0,
 }
 
-CATEGORIES = ("bug", "security", "performance", "maintainability", "style", "docs", "tests")
+CATEGORIES = (
+    "bug", "security", "performance", "maintainability", "style", "docs", "tests", "intent",
+)  # fmt: skip
+# `intent`: the change does not do what a ticket it names asks, or does what it forbids;
+# such a finding quotes the ticket's words (`Finding.ticket_quote`, checks/intent.py).
+INTENT = "intent"
 Side = Literal["RIGHT", "LEFT"]
 Placement = Literal["inline", "summary"]
 # What the verification pass (verify.py) said of a finding; `unverified` when it could not
@@ -77,6 +82,9 @@ class Finding:
     placement: Placement = "summary"
     # Why a finding could not be inline (e.g. "line 80 is not part of the diff").
     placement_note: str = ""
+    # Inline on lines the diff shows around the change (context), none of them added or
+    # removed: reports say so, not "on a changed line".
+    on_unchanged_lines: bool = False
     # The code the finding points at (lines line..end_line of its side), for reports.
     code: str = ""
     # Reported by an earlier run of the same pull request and still open (its code is
@@ -102,6 +110,9 @@ class Finding:
     # The model's own confidence (0..1) when it gave one, and what verification said.
     confidence: float | None = None
     verification: Verification | None = None
+    # An `intent` finding: the ticket whose words it quotes (its key), and those words.
+    ticket: str = ""
+    ticket_quote: str = ""
 
     @property
     def inline(self) -> bool:
@@ -229,6 +240,20 @@ class RuleFileUse:
 
 
 @dataclass(frozen=True)
+class TicketUse:
+    """A ticket the change names (reviewer/context/tickets/): read and shown to the model
+    (`read`; `cut` says what of its text was left out), or not, and why (`why`)."""
+
+    key: str
+    url: str = ""
+    title: str = ""
+    status: str = ""
+    read: bool = False
+    why: str = ""
+    cut: str = ""
+
+
+@dataclass(frozen=True)
 class LearningUse:
     """A learning of the team (.reviewer/learnings.md at the base) and its use in a review:
     the changed files whose part it reached, how many verification requests showed it, and
@@ -308,6 +333,8 @@ class ReviewResult:
     verification_usage: Usage = field(default_factory=Usage)
     verification_price: ModelPrice | None = None
     verification_model: str = ""
+    # The tickets the change names: what the model was told the change is for.
+    tickets: tuple[TicketUse, ...] = ()
 
     @property
     def unverified(self) -> tuple[Finding, ...]:

@@ -1,11 +1,12 @@
-"""Shared fixtures: real git repositories made in temp folders."""
+"""Shared fixtures: real git repositories made in temp folders, and a temporary home for
+the whole session."""
 
 from __future__ import annotations
 
 import os
 import re
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -71,6 +72,35 @@ class GitRepo:
         workspace = open_workspace(self.root, revision=None, uncommitted=True)
         assert isinstance(workspace, WorktreeWorkspace)
         return workspace
+
+
+def temporary_home_variables(home: Path) -> dict[str, str]:
+    """Every variable by which the suite's programs find the user's home, pointed into `home`:
+    the home itself (`~`, Path.home()), the XDG folders (reviewer's eval cache,
+    XDG_CACHE_HOME/reviewer/eval; the tests' downloads, XDG_CACHE_HOME/reviewer-tests; pip's
+    and npm's configuration), git's global configuration, and none of the machine's (a
+    credential helper or an identity there would make a test pass here and fail elsewhere)."""
+    return {
+        "HOME": str(home),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_DATA_HOME": str(home / ".local" / "share"),
+        "XDG_STATE_HOME": str(home / ".local" / "state"),
+        "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"),
+        "GIT_CONFIG_NOSYSTEM": "1",
+    }
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _temporary_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """No test reads or writes the user's home: for the whole session (and every process it
+    starts, which inherits the environment) the home and its caches are a temporary folder,
+    so a run with a warm ~/.cache and one on a fresh machine see the same."""
+    home = tmp_path_factory.mktemp("home")
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in temporary_home_variables(home).items():
+            patch.setenv(name, value)
+        yield home
 
 
 def pytest_configure(config: pytest.Config) -> None:

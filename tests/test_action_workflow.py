@@ -10,8 +10,9 @@ pinned actions/checkout, actions/setup-python and actions/cache are the offline 
 tests/action/ (`--local-repository`). The GitHub API and the model are the shipped fakes.
 
 Network: the one thing fetched from the internet is the set of wheels requirements.lock pins,
-downloaded once by pip from the package index into a cache folder keyed by the lock's hash
-and the Python (reviewer-tests/ in $XDG_CACHE_HOME, else ~/.cache), because the Action's
+downloaded by pip from the package index once per run of the suite, into a folder keyed by
+the lock's hash and the Python (reviewer-tests/ in the session's temporary $XDG_CACHE_HOME,
+tests/conftest.py: no test writes to the user's home), because the Action's
 install checks their hashes and only the index has those exact files. Everything else runs
 offline: act and every step see a proxy on a closed port (only 127.0.0.1 is reachable), and
 pip installs from that folder with no index.

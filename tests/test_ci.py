@@ -88,6 +88,53 @@ def test_bad_environments(tmp_path: Path, change: dict, message: str) -> None:
         load_context(env)
 
 
+REVIEW_COMMENT = {"action": "created", "comment": {"id": 5, "body": "@reviewer why?"},
+                  "pull_request": pr_event()["pull_request"]}  # fmt: skip
+ISSUE_COMMENT = {"action": "created", "comment": {"id": 6, "body": "/review"},
+                 "issue": {"number": 7, "pull_request": {}}}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("name", "event", "holds"),
+    [
+        # A shell that kept pull_request after `fake_github act --trigger`: it reviewed.
+        ("pull_request", REVIEW_COMMENT, "a review comment ('pull_request_review_comment')"),
+        ("pull_request_target", ISSUE_COMMENT, "the conversation ('issue_comment')"),
+        ("workflow_dispatch", pr_event(), "a pull request event"),
+        # And the reverse, after a push: it said "no comment object with an id".
+        ("pull_request_review_comment", pr_event(), "a pull request event"),
+        ("issue_comment", REVIEW_COMMENT, "a review comment"),
+        ("pull_request_review_comment", ISSUE_COMMENT, "a comment on the conversation"),
+        ("issue_comment", {"inputs": {"pr": "7"}}, "a manual run (workflow_dispatch)"),
+    ],
+)
+def test_an_event_file_of_another_event_than_its_name_is_refused(
+    tmp_path: Path, name: str, event: dict, holds: str
+) -> None:
+    env = env_for(tmp_path, event, name)
+    with pytest.raises(ReviewerError) as refused:
+        load_context(env)
+    message = str(refused.value)
+    assert message.startswith(
+        f"GITHUB_EVENT_NAME is '{name}' but the event file {env['GITHUB_EVENT_PATH']} holds "
+    )
+    assert holds in message and "\n" not in message
+
+
+@pytest.mark.parametrize(
+    ("name", "event"),
+    [
+        ("pull_request", pr_event()),
+        ("pull_request_target", pr_event()),
+        ("pull_request_review_comment", REVIEW_COMMENT),
+        ("issue_comment", ISSUE_COMMENT),
+        ("workflow_dispatch", {"inputs": {"pr": "7"}}),
+    ],
+)
+def test_an_event_file_of_its_own_event_is_read(tmp_path: Path, name: str, event: dict) -> None:
+    assert load_context(env_for(tmp_path, event, name)).pull_request.number == 7
+
+
 def test_outputs_single_and_multiline(tmp_path: Path) -> None:
     path = tmp_path / "out"
     write_outputs(path, {"findings": "3", "notes": "a\nb"})

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from reviewer.errors import ReviewerError
 from reviewer.findings import Severity
@@ -72,14 +73,21 @@ def test_unknown_key_names_the_key_and_the_file(repo: GitRepo) -> None:
     base = repo.commit()
     with pytest.raises(
         ReviewerError, match=rf"unknown setting 'modle' in \.reviewer\.toml at {base[:12]}"
-    ):
+    ) as caught:
         settings_for(repo)
+    # The known settings it offers are those a file may set: not api_key, which a file is
+    # refused (it was listed).
+    known = str(caught.value).split("known settings: ")[1].split(", ")
+    assert "model" in known and "base_url" in known and "api_key" not in known
 
 
 def test_unknown_environment_setting(repo: GitRepo) -> None:
     repo.commit()
-    with pytest.raises(ReviewerError, match=r"unknown setting 'colour' in the environment"):
+    with pytest.raises(
+        ReviewerError, match=r"unknown setting 'colour' in the environment"
+    ) as caught:
         settings_for(repo, env={"REVIEWER_COLOUR": "red"})
+    assert "api_key" in str(caught.value).split("known settings: ")[1].split(", ")
 
 
 def test_invalid_value_names_the_key_and_source(repo: GitRepo) -> None:
@@ -277,3 +285,12 @@ def test_an_api_key_in_a_settings_file_is_refused(
     repo.write(name, text.replace('api_key = "sk-live"', 'base_url = "http://llm.internal/v1"'))
     repo.commit()
     assert settings_for(repo).base_url == "http://llm.internal/v1"
+
+
+def test_a_mention_may_be_a_gitlab_username() -> None:
+    """GitLab usernames hold `_` and `.` (a project access token's bot: `project_7_bot`)."""
+    assert Settings.model_validate({"mention": "@project_7_bot"}).mention == "@project_7_bot"
+    assert Settings.model_validate({"mention": "@jane.doe"}).mention == "@jane.doe"
+    for bad in ("@bad name", "reviewer", "@", "@trailing."):
+        with pytest.raises(ValidationError):
+            Settings.model_validate({"mention": bad})

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -156,6 +157,23 @@ def test_the_eval_sample_block_scores_the_sample_and_compares_two_runs(tmp_path:
     results = json.loads((tmp_path / "runs" / "today" / "results.json").read_text())
     assert results["cases_scored"] == results["cases_total"] > 0
     assert "runs/yesterday/results.json" in compare and proc.stdout.strip()
+
+
+def test_the_eval_tickets_block_compares_tickets_off_and_auto(tmp_path: Path) -> None:
+    """The sample dataset with tickets off, then auto, and the comparison of the two runs.
+    The model finds nothing, so no judge is asked; the ticket is what differs."""
+    dataset = tmp_path / "reviewer" / "eval" / "datasets"
+    dataset.mkdir(parents=True)
+    shutil.copy(PROJECT / "reviewer" / "eval" / "datasets" / "sample.json", dataset)
+    with FakeLLM([submit()], on_exhausted="repeat_last") as llm:
+        proc = run(doc_block("eval-tickets"), tmp_path, **model_env(llm),
+                   XDG_CACHE_HOME=str(tmp_path / "xdg"))  # fmt: skip
+        shown = ["What the change is for" in json.dumps(body) for body in llm.bodies]
+    assert proc.returncode == 0, proc.stderr
+    assert shown.count(True) == 1 and len(shown) == 12  # six cases, twice; one ticket
+    lines = proc.stdout.splitlines()
+    assert ", tickets off, " in lines[0] and ", tickets auto, " in lines[1]
+    assert re.search(r"^tickets shown +0 +1 +\+1$", proc.stdout, re.M), proc.stdout
 
 
 def test_the_martian_block_clones_reviews_and_scores(

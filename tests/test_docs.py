@@ -3,12 +3,15 @@ docs/*.md has a name and a test that runs it, links between the pages lead somew
 settings shown are settings reviewer accepts, and the synopses name the options the commands
 take. Where each block runs:
 
-- install, fake-model: tests/test_readme.py; local-fakes, local-run, local-push, local-act:
-  tests/test_try_github_locally.py; release: tests/test_release.py; lint: tests/test_lint.py;
+- install, fake-model: tests/test_readme.py; local-fakes, local-run, local-push, local-act,
+  local-trigger: tests/test_try_github_locally.py; gitlab-local-fakes, gitlab-local-run,
+  gitlab-local-act, gitlab-local-push: tests/test_try_gitlab_locally.py; release:
+  tests/test_release.py; lint:
+  tests/test_lint.py;
   action-workflow(-readme): tests/test_action_yaml.py (and tests/test_action_workflow.py runs
   that workflow with act);
-- local, ci-report, ci-gate, dry-run, reviewdog, tool-examples, eval-sample, eval-martian:
-  tests/test_doc_commands.py;
+- local, ci-report, ci-gate, dry-run, reviewdog, tool-examples, eval-sample, eval-tickets,
+  eval-martian: tests/test_doc_commands.py;
 - test-suite, contributing-test-suite, one-test-file, review-usage, tool-usage: here.
 """
 
@@ -45,6 +48,20 @@ def test_every_command_block_has_a_name_and_a_test_that_asks_for_it() -> None:
         if f'"{block.name}"' not in sources
     ]
     assert not untested, f"no test asks for these command blocks: {untested}"
+
+
+def test_contributing_names_every_program_the_tests_need() -> None:
+    """A program a test looks for (and fails or is skipped without) is listed in
+    CONTRIBUTING's "What the suite needs": rsync, which gitlab-ci-local calls, was not."""
+    text = (PROJECT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    needs = text.split("### What the suite needs")[1].split("\n## ")[0]
+    sources = "\n".join(path.read_text(encoding="utf-8") for path in TESTS.glob("test_*.py"))
+    looked_for = set(re.findall(r'shutil\.which\("([\w-]+)"', sources))
+    for listed in re.findall(r"for tool in \(([^)]*)\):\n\s+if shutil\.which\(tool\)", sources):
+        looked_for |= set(re.findall(r'"([\w-]+)"', listed))
+    assert {"git", "rsync", "npm", "openssl", "act", "actionlint", "ruff"} <= looked_for
+    missing = sorted(name for name in looked_for if f"`{name}`" not in needs)
+    assert missing == [], f"CONTRIBUTING.md's 'What the suite needs' does not name {missing}"
 
 
 def _slug(heading: str) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -37,12 +38,21 @@ INJECTION = finding("db.py", 10, "critical", "SQL injection in find_user")
 LEAK = finding("db.py", 9, "medium", "Connection leak: never closed", end_line=11)
 DOCSTRING = finding("greet.py", 1, "info", "Missing docstring")
 PORT_NIT = finding("server.py", 1, "low", "Consider reading the port from the environment")
+# The refund case's bug shows only against its ticket (PAY-42's acceptance criteria).
+OVER_REFUND = finding(
+    "payments.py", 22, "high", "A refund may exceed what was charged", category="intent",
+    quote="order.refunded += amount",
+    ticket_quote="A refund never makes the total refunded exceed the amount charged for the order.",
+)  # fmt: skip
 
-# A hit and noise; one hit of two; then three clean changes (they expect nothing): noise
-# alone, nothing, noise alone.
+# A hit and noise; one hit of two; a hit the ticket shows (the scripted reviewer finds it
+# only when the ticket is in the first message: nothing with tickets = "off"); then three
+# clean changes (they expect nothing): noise alone, nothing, noise alone.
 REVIEWS: dict[str, Any] = {
     "moving_sum": [OFF_BY_ONE, STYLE],
     "find_user": [INJECTION],
+    "A refund never makes the total refunded exceed": [OVER_REFUND],
+    "def refund(": [],
     "greeting": [DOCSTRING],
     "clamp": [],
     "parse_port": [PORT_NIT],
@@ -54,6 +64,7 @@ RULES = [
     JudgeRule("one window early", "Off-by-one", confidence=0.95),
     JudgeRule("SQL injection", "SQL injection"),
     JudgeRule("never closed", "Connection leak"),
+    JudgeRule("exceed the amount charged", "refund may exceed"),
 ]
 
 
@@ -107,26 +118,27 @@ def test_sample_dataset_scores_hits_misses_and_noise_exactly(
     with Models(REVIEWS, RULES) as models:
         code, results = run_eval(tmp_path, str(SAMPLE), "--jobs", "2")
     assert code == 0
-    assert (results["cases_total"], results["cases_scored"], results["errors"]) == (6, 6, [])
+    assert (results["cases_total"], results["cases_scored"], results["errors"]) == (7, 7, [])
     llm = results["metrics"]["llm"]
-    # 2 issues found (off-by-one, injection), 1 missed (the leak), 3 findings of noise.
-    assert (llm["tp"], llm["fp"], llm["fn"]) == (2, 3, 1)
-    assert (llm["precision"], llm["recall"], llm["f1"]) == (0.4, 0.6667, 0.5)
-    assert llm["findings_per_case"] == 0.833
+    # 3 issues found (off-by-one, injection, the refund over the charge its ticket forbids),
+    # 1 missed (the leak), 3 findings of noise.
+    assert (llm["tp"], llm["fp"], llm["fn"]) == (3, 3, 1)
+    assert (llm["precision"], llm["recall"], llm["f1"]) == (0.5, 0.75, 0.6)
+    assert llm["findings_per_case"] == 0.857
     # The clean changes: 2 findings on 4 cases, all noise.
     assert (llm["clean_cases"], llm["clean_findings"], llm["findings_per_clean_case"]) == (
         4, 2, 0.5)  # fmt: skip
     # No finding of these scripted reviews has a confidence or a verdict.
     assert llm["by_confidence"][">=0.8"] == {"findings": 0, "matched_findings": 0,
                                              "precision": None}  # fmt: skip
-    assert llm["by_confidence"]["unknown"] == {"findings": 5, "matched_findings": 2,
-                                               "precision": 0.4}  # fmt: skip
+    assert llm["by_confidence"]["unknown"] == {"findings": 6, "matched_findings": 3,
+                                               "precision": 0.5}  # fmt: skip
     assert llm["by_verdict"]["none"] == llm["by_confidence"]["unknown"]
     assert llm["by_severity"] == {
         "critical": {"expected": 1, "found": 1, "recall": 1.0,
                      "findings": 1, "matched_findings": 1, "precision": 1.0},
-        "high": {"expected": 1, "found": 1, "recall": 1.0,
-                 "findings": 1, "matched_findings": 1, "precision": 1.0},
+        "high": {"expected": 2, "found": 2, "recall": 1.0,
+                 "findings": 2, "matched_findings": 2, "precision": 1.0},
         "medium": {"expected": 1, "found": 0, "recall": 0.0,
                    "findings": 0, "matched_findings": 0, "precision": None},
         # The noise table lowers PORT_NIT ("Consider ...", no failure named) to info.
@@ -136,8 +148,8 @@ def test_sample_dataset_scores_hits_misses_and_noise_exactly(
                  "findings": 2, "matched_findings": 0, "precision": 0.0},
     }  # fmt: skip
     assert llm["by_repository"] == {
-        "sample/payments": {"tp": 0, "fp": 0, "fn": 0, "precision": None, "recall": None,
-                            "f1": None, "cases": 1},
+        "sample/payments": {"tp": 1, "fp": 0, "fn": 0, "precision": 1.0, "recall": 1.0,
+                            "f1": 1.0, "cases": 2},
         "sample/stats": {"tp": 1, "fp": 2, "fn": 0, "precision": 0.3333, "recall": 1.0,
                          "f1": 0.5, "cases": 3},
         "sample/users": {"tp": 1, "fp": 1, "fn": 1, "precision": 0.5, "recall": 0.5,
@@ -149,19 +161,21 @@ def test_sample_dataset_scores_hits_misses_and_noise_exactly(
     # The location matcher, beside it: the injection finding (line 10) sits inside both
     # db.py issues' lines, but counts once.
     location = results["metrics"]["location"]
-    assert (location["tp"], location["fp"], location["fn"]) == (2, 3, 1)
+    assert (location["tp"], location["fp"], location["fn"]) == (3, 3, 1)
     # What produced the numbers is recorded with them.
     assert results["reviewer"]["model"] == "fake-model"
     assert results["judge"]["model"] == "judge-model"
     assert results["judge"]["prompt_version"] and results["reviewer"]["prompt_hashes"]
     assert results["datasets"] == [
-        {"name": "reviewer-sample", "version": "3", "format": "local", "cases": 6}
+        {"name": "reviewer-sample", "version": "4", "format": "local", "cases": 7}
     ]
-    # Every (issue, finding) pair was asked once: 1x2 + 2x1 + 0x1 + 0x0 + 0x1 + 0x0 questions.
-    assert len(models.judge.requests) == 4
-    assert len(models.reviewer.requests) == 6
+    # The refund case's ticket was shown (tickets = "auto", the default); it alone has one.
+    assert (results["reviewer"]["tickets"], results["usage"]["tickets_shown"]) == (["auto"], 1)
+    # Every (issue, finding) pair was asked once: 1x2 + 2x1 + 1x1 + 0x1 + 0x0 + 0x1 + 0x0.
+    assert len(models.judge.requests) == 5
+    assert len(models.reviewer.requests) == 7
     report = (tmp_path / "out" / "report.md").read_text()
-    assert "| 0.400 | 0.667 | 0.500 | 2 | 3 | 1 |" in report
+    assert "| 0.500 | 0.750 | 0.600 | 3 | 3 | 1 |" in report
     assert "4 cases, 2 findings, 0.500 per clean case." in report
 
 
@@ -174,7 +188,7 @@ def test_judge_errors_and_incomplete_reviews_are_errors_and_exit_2(
     with Models(reviews, rules):
         code, results = run_eval(tmp_path, str(SAMPLE))
         assert code == 2
-        assert (results["cases_total"], results["cases_scored"]) == (6, 4)
+        assert (results["cases_total"], results["cases_scored"]) == (7, 5)
         errors = {e["case"]: (e["stage"], e["message"]) for e in results["errors"]}
         assert errors["greeting-f-string"][0] == "review"
         assert "review incomplete" in errors["greeting-f-string"][1]
@@ -182,8 +196,8 @@ def test_judge_errors_and_incomplete_reviews_are_errors_and_exit_2(
         word = "unparseable" if answer == "garbage" else "empty"
         assert word in errors["find-user-sql-injection"][1]
         # Not counted as "no findings" or "no match": only the scored case is in the metrics.
-        assert results["metrics"]["llm"]["cases"] == 4
-        assert (results["metrics"]["llm"]["tp"], results["metrics"]["llm"]["fn"]) == (1, 0)
+        assert results["metrics"]["llm"]["cases"] == 5
+        assert (results["metrics"]["llm"]["tp"], results["metrics"]["llm"]["fn"]) == (2, 0)
         assert run_eval(tmp_path, str(SAMPLE), "--allow-errors", out="again")[0] == 0
 
 
@@ -191,7 +205,7 @@ def test_a_run_interrupted_resumes_without_redoing_anything(
     env: dict[str, str], tmp_path: Path
 ) -> None:
     """A real interruption: the CLI in its own process, stopped with SIGINT while the third
-    review is out; the second run asks the models only about that case."""
+    review is out; the second run asks the models only about that case."""  # greeting: 4th
     slow = {"first": True}
     asked = threading.Event()
     reviewer_step = scripted_reviewer(REVIEWS)
@@ -216,7 +230,7 @@ def test_a_run_interrupted_resumes_without_redoing_anything(
         )
         assert process.stderr is not None
         for line in process.stderr:
-            if line.startswith("reviewer: eval [2/6]"):
+            if line.startswith("reviewer: eval [3/7]"):
                 break
         assert asked.wait(timeout=20)
         process.send_signal(signal.SIGINT)
@@ -225,7 +239,7 @@ def test_a_run_interrupted_resumes_without_redoing_anything(
         assert rest.strip().splitlines()[-1] == "reviewer: interrupted"
         assert not (tmp_path / "out" / "results.json").exists()
         reviews_before, verdicts_before = len(models.reviewer.requests), len(models.judge.requests)
-        assert (reviews_before, verdicts_before) == (3, 4)
+        assert (reviews_before, verdicts_before) == (4, 5)
 
         code, results = run_eval(tmp_path, str(SAMPLE))
         assert code == 0
@@ -236,9 +250,9 @@ def test_a_run_interrupted_resumes_without_redoing_anything(
     assert len(new_reviews) == 4 and "greeting" in json.dumps(new_reviews[0].body)
     assert not any("moving_sum" in json.dumps(r.body) for r in new_reviews)
     assert new_verdicts == []
-    assert results["usage"]["reviews_from_cache"] == 2
-    assert results["usage"]["verdicts_from_cache"] == 4
-    assert results["metrics"]["llm"]["tp"] == 2
+    assert results["usage"]["reviews_from_cache"] == 3
+    assert results["usage"]["verdicts_from_cache"] == 5
+    assert results["metrics"]["llm"]["tp"] == 3
 
 
 def test_a_new_judge_rescores_without_reviewing_again(env: dict[str, str], tmp_path: Path) -> None:
@@ -249,10 +263,10 @@ def test_a_new_judge_rescores_without_reviewing_again(env: dict[str, str], tmp_p
         os.environ["REVIEWER_JUDGE_MODEL"] = "another-judge"
         code, results = run_eval(tmp_path, str(SAMPLE))
     assert code == 0 and models.reviewer.requests == []
-    assert len(models.judge.requests) == 4
+    assert len(models.judge.requests) == 5
     # The injection finding is the leak's match too, but less sure: one to one, it stays
     # with the injection, and the leak stays missed.
-    assert results["metrics"]["llm"]["tp"] == 2
+    assert results["metrics"]["llm"]["tp"] == 3
     assert results["judge"]["model"] == "another-judge"
 
 
@@ -269,10 +283,45 @@ def test_compare_shows_metrics_and_the_issues_one_run_found_and_the_other_missed
                  str(tmp_path / "b" / "results.json")])  # fmt: skip
     out = capsys.readouterr().out
     assert code == 0
-    assert "recall                     0.667     1.000    +0.333" in out
+    assert "recall                     0.750     1.000    +0.250" in out
     assert "  find-user-sql-injection: A 1/2, B 2/2" in out
     assert "    B found, A missed: #2 The connection opened in find_user is never closed." in out
     assert "  moving-sum-off-by-one: A 1/1, B 1/1" in out
+
+
+def test_tickets_off_and_auto_are_compared_case_by_case_with_their_cost(
+    env: dict[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 34, section 3: the refund case's bug shows only against its ticket. The scripted
+    reviewer finds it when the ticket is in the first message, so `tickets = "off"` misses
+    it and `--compare` says so, with the tickets shown and the tokens they cost."""
+    os.environ["REVIEWER_TICKETS"] = "off"
+    with Models(REVIEWS, RULES) as models:
+        code, off = run_eval(tmp_path, str(SAMPLE), out="off")
+        (refund_off,) = [r.body for r in models.reviewer.requests
+                         if "def refund(" in json.dumps(r.body)]  # fmt: skip
+    assert code == 0 and off["reviewer"]["tickets"] == ["off"]
+    del os.environ["REVIEWER_TICKETS"]
+    with Models(REVIEWS, RULES) as models:
+        code, auto = run_eval(tmp_path, str(SAMPLE), out="auto")
+        (refund_auto,) = [r.body for r in models.reviewer.requests
+                          if "def refund(" in json.dumps(r.body)]  # fmt: skip
+    assert code == 0 and auto["reviewer"]["tickets"] == ["auto"]
+    # Reviewed again, not taken from the other run's cache: the setting is in the key.
+    assert "What the change is for" not in json.dumps(refund_off)
+    assert "```text\nTicket: PAY-42 (In Progress)" in refund_auto["messages"][1]["content"]
+    capsys.readouterr()
+    code = main(["eval", "--compare", str(tmp_path / "off" / "results.json"),
+                 str(tmp_path / "auto" / "results.json")])  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == 0
+    assert ", tickets off, " in out.splitlines()[0] and ", tickets auto, " in out.splitlines()[1]
+    assert "recall                     0.500     0.750    +0.250" in out
+    assert re.search(r"^tickets shown +0 +1 +\+1$", out, re.M), out
+    tokens = re.search(r"^review tokens +(\d+) +(\d+) +\+(\d+)$", out, re.M)
+    assert tokens is not None and int(tokens[3]) > 0  # what the ticket cost, in tokens
+    assert "  refund-exceeds-charge: A 0/1, B 1/1" in out
+    assert "    B found, A missed: #1 refund() lets the total refunded exceed the amount" in out
 
 
 def test_location_judge_alone_needs_no_judge_model(env: dict[str, str], tmp_path: Path) -> None:
@@ -427,11 +476,11 @@ RESULT_KEYS = {
     "top": {"cases", "cases_errored", "cases_scored", "cases_total", "created", "datasets",
             "errors", "expected_total", "expected_with_location", "format", "judge", "metrics",
             "primary", "reviewer", "reviewer_version", "shard", "usage", "version"},
-    "reviewer": {"flags", "model", "prompt_hashes", "settings_hashes", "setup"},
+    "reviewer": {"flags", "model", "prompt_hashes", "settings_hashes", "setup", "tickets"},
     "judge": {"base_url", "kind", "model", "prompt_version"},
     "usage": {"judge_completion_tokens", "judge_prompt_tokens", "judge_requests",
               "judge_seconds", "review_completion_tokens", "review_cost",
-              "review_prompt_tokens", "review_seconds", "reviews_from_cache",
+              "review_prompt_tokens", "review_seconds", "reviews_from_cache", "tickets_shown",
               "verdicts_from_cache", "verification_completion_tokens", "verification_cost",
               "verification_prompt_tokens", "verifications_from_cache", "wall_seconds"},
     "case": {"dataset", "error", "expected", "findings", "id", "matches", "metrics",
@@ -472,7 +521,7 @@ def test_transcripts_keeps_each_review_run_now_and_none_for_a_cached_one(
     assert code == 0
     files = sorted(path.name for path in folder.iterdir())
     ids = sorted(case["id"] for case in results["cases"])
-    assert len(files) == len(ids) == 6
+    assert len(files) == len(ids) == 7
     assert all(name.startswith(case_id + "-") for name, case_id in zip(files, ids, strict=True))
     first = [json.loads(line) for line in (folder / files[0]).read_text().splitlines()]
     assert first[0]["type"] == "review" and any(e["type"] == "reply" for e in first)

@@ -551,3 +551,27 @@ def test_aacr_cases_get_their_commits_even_when_no_branch_holds_them(
     calls = (git_calls("clone"), git_calls("fetch"))
     assert load() == dataset
     assert (git_calls("clone"), git_calls("fetch")) == calls == (1, calls[1])
+
+
+@pytest.mark.parametrize(
+    ("tickets", "said"),
+    [
+        ({"key": "PAY-1"}, '"tickets" is a list'),
+        ([{"key": "PAY-1", "text": "x", "body": "y"}], "unknown key(s) ['body']"),
+        ([{"key": "", "text": "x"}], '"key" and "text" are non-empty'),
+        ([{"key": "PAY-1", "text": 3}], "every value is a string"),
+        ([{"key": "PAY-1", "text": "a"}, {"key": "pay-1", "text": "b"}], "the same key"),
+    ],
+)
+def test_a_cases_tickets_are_checked_with_a_one_line_error(
+    tmp_path: Path, tickets: object, said: str
+) -> None:
+    from reviewer.eval.local import load_local
+
+    dataset = tmp_path / "d.json"
+    case = {"id": "c", "commits": [{"files": {"a.py": "x = 1\n"}}, {"files": {"a.py": "x = 2\n"}}],
+            "tickets": tickets}  # fmt: skip
+    dataset.write_text(json.dumps({"format": "reviewer-eval", "cases": [case]}))
+    message = _one_line_error(lambda: load_local(dataset, cache_dir=tmp_path, token=None, log=None))
+    assert "case 1 ('c')" in message and said in message
+

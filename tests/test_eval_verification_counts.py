@@ -23,6 +23,7 @@ from tests.test_eval import (  # noqa: F401  (env is a fixture)
     INJECTION,
     LEAK,
     OFF_BY_ONE,
+    OVER_REFUND,
     PORT_NIT,
     RULES,
     SAMPLE,
@@ -48,6 +49,7 @@ CENTS_LEARNING = "L1 (for files matching payments/**): amounts are integer cents
 REVIEWS: dict[str, Any] = {
     "moving_sum": [OFF_BY_ONE, LINT, UNSURE],
     "find_user": [INJECTION, INJECTION_AGAIN, LEAK],
+    "A refund never makes the total refunded exceed": [OVER_REFUND],
     "greeting": [DOCSTRING],
     "clamp": [],
     "parse_port": [PORT_NIT],
@@ -72,6 +74,7 @@ def learned_verdict(task: str) -> dict[str, Any]:
 # endpoint (a 500, no retries), so the leak stays posted, marked unverified.
 VERDICTS: dict[str, dict[str, Any]] = {
     OFF_BY_ONE["title"]: verdict("confirmed"),
+    OVER_REFUND["title"]: verdict("confirmed"),
     INJECTION["title"]: verdict("uncertain"),
     LEAK["title"]: server_error(500),
     DOCSTRING["title"]: verdict("refuted"),
@@ -125,15 +128,22 @@ def test_the_sample_dataset_with_verification_counts_every_finding_exactly(
         code, results = run_eval(tmp_path, str(SAMPLE), out="all")
         asked = [r.body for r in models.reviewer.requests]
     assert code == 0, results.get("errors")
-    # 6 reviews, then 6 checks: every finding the noise table and min_confidence left.
+    # 7 reviews, then 7 checks: every finding the noise table and min_confidence left.
     checks = [b for b in asked if VERIFY in str(b.get("tools"))]
-    assert (len(asked), len(checks)) == (12, 6)
+    assert (len(asked), len(checks)) == (14, 7)
+    # The intent finding's check is given the ticket it quotes (the case's own ticket).
+    (refund_check,) = [b for b in checks if OVER_REFUND["title"] in str(b["messages"][1])]
+    task = refund_check["messages"][1]["content"]
+    assert "Quoted from ticket PAY-42: A refund never makes" in task
+    assert "Several partial refunds are allowed" in task
     per_case = {case["id"]: case["verification"] for case in results["cases"]}
     assert per_case == {
         # Confirmed off-by-one posted; the linter nit and the unsure finding discarded.
         "moving-sum-off-by-one": outcome(1, 0, noise=1, refuted=0, unsure=1, unverified=0),
         # The injection twice, merged (and uncertain); the leak's check failed.
         "find-user-sql-injection": outcome(2, 1, noise=0, refuted=0, unsure=0, unverified=1),
+        # The refund over the charge its ticket forbids, confirmed.
+        "refund-exceeds-charge": outcome(1, 0, noise=0, refuted=0, unsure=0, unverified=0),
         # The clean changes' noise, refuted.
         "greeting-f-string": outcome(0, 0, noise=0, refuted=1, unsure=0, unverified=0),
         "clamp-clearer-names": outcome(0, 0, noise=0, refuted=0, unsure=0, unverified=0),
@@ -141,20 +151,20 @@ def test_the_sample_dataset_with_verification_counts_every_finding_exactly(
         # Refuted with the case's learning named.
         "refund-split-integer-cents": outcome(0, 0, noise=0, refuted=1, unsure=0, unverified=0),
     }
-    total = outcome(3, 1, noise=1, refuted=3, unsure=1, unverified=1)
+    total = outcome(4, 1, noise=1, refuted=3, unsure=1, unverified=1)
     assert results["metrics"]["llm"]["verification"] == total
     assert results["metrics"]["location"]["verification"] == total
     (injection,) = [c for c in results["cases"] if c["id"] == "find-user-sql-injection"]
     kept = {f["title"]: (f["verdict"], f["merged_from"]) for f in injection["review"]["findings"]}
     assert kept == {INJECTION["title"]: ("uncertain", 2), LEAK["title"]: ("unverified", 1)}
-    # The leak, kept though unchecked, is still found: 3 of 3 issues, and no noise posted.
+    # The leak, kept though unchecked, is still found: 4 of 4 issues, and no noise posted.
     llm = results["metrics"]["llm"]
-    assert (llm["tp"], llm["fp"], llm["fn"], llm["clean_findings"]) == (3, 0, 0, 0)
+    assert (llm["tp"], llm["fp"], llm["fn"], llm["clean_findings"]) == (4, 0, 0, 0)
     report = (tmp_path / "all" / "report.md").read_text()
     assert "## Verification" in report
     assert "| moving-sum-off-by-one | 1 | 0 | 2 | 1 | 0 | 1 | 0 | 0 |" in report
     assert "| find-user-sql-injection | 2 | 1 | 0 | 0 | 0 | 0 | 0 | 1 |" in report
-    assert "| total | 3 | 1 | 5 | 1 | 3 | 1 | 0 | 1 |" in report
+    assert "| total | 4 | 1 | 5 | 1 | 3 | 1 | 0 | 1 |" in report
 
     # The same cases with verify = "off": the cached reviews, no model asked; then compared.
     monkeypatch.setenv("REVIEWER_VERIFY", "off")
@@ -163,7 +173,7 @@ def test_the_sample_dataset_with_verification_counts_every_finding_exactly(
         assert code == 0 and models.reviewer.requests == []
     # Only the noise table and min_confidence discard; nothing is checked.
     assert off["metrics"]["llm"]["verification"] == outcome(
-        6, 1, noise=1, refuted=0, unsure=1, unverified=0
+        7, 1, noise=1, refuted=0, unsure=1, unverified=0
     )
     capsys.readouterr()
     code = main(["eval", "--compare", str(tmp_path / "off" / "results.json"),
@@ -171,7 +181,7 @@ def test_the_sample_dataset_with_verification_counts_every_finding_exactly(
     out = capsys.readouterr().out
     assert code == 0
     for row in (
-        "findings posted                6         3        -3",
+        "findings posted                7         4        -3",
         "findings discarded             2         5        +3",
         "findings unverified            0         1        +1",
         "findings merged                1         1        +0",

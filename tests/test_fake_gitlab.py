@@ -12,6 +12,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import gitlab
 import pytest
@@ -24,6 +25,7 @@ from tests.gitlab_fixtures import make_merge_request
 LINE_CODE = (
     "400 Bad request - Note {:line_code=>[\"can't be blank\", \"must be a valid line code\"]}"
 )
+SCHEMA = '400 Bad request - Note {:position=>["must be a valid json schema"]}'
 
 
 @pytest.fixture(autouse=True)
@@ -147,20 +149,112 @@ def test_a_position_not_on_the_diff_is_refused_like_gitlab(fake: FakeGitLab) -> 
     assert fake.discussions == []  # nothing stored on a 400
 
 
-def test_a_line_range(fake: FakeGitLab) -> None:
-    # https://docs.gitlab.com/api/discussions/#parameters-for-multiline-comments
+def code(path: str, old_pos: int, new_pos: int) -> str:
+    """GitLab's line code, written out here from doc/api/discussions.md ("Line code"):
+    the SHA1 of the file name, the line's old-side and new-side positions."""
+    return f"{hashlib.sha1(path.encode()).hexdigest()}_{old_pos}_{new_pos}"
+
+
+def ranged(mr: Any, start: dict[str, Any], end: dict[str, Any], **lines: Any) -> dict[str, Any]:
+    return {**position(mr, **lines), "line_range": {"start": start, "end": end}}
+
+
+def test_a_line_range_with_gitlabs_line_codes_and_types(fake: FakeGitLab) -> None:
+    # https://docs.gitlab.com/api/discussions/#parameters-for-multiline-comments: each end is
+    # `line_code` and `type`. The codes are the diff's running counters (gitlabhq
+    # lib/gitlab/diff/parser.rb, lib/gitlab/diff/line_code.rb): in app.py's second hunk
+    # (@@ -28,6 +28,8 @@) the added lines 31 and 32 were inserted at old position 31, so
+    # they are _31_31 and _31_32; the context line after them is old 31, new 33.
     mr = merge_request(fake)
-    sha = hashlib.sha1(b"app.py").hexdigest()
-    good = position(mr, new_line=32)
-    good["line_range"] = {
-        "start": {"line_code": f"{sha}_0_31", "type": "new", "new_line": 31},
-        "end": {"line_code": f"{sha}_0_32", "type": "new", "new_line": 32},
-    }
-    made = mr.discussions.create({"body": "range", "position": good})
-    assert made.attributes["notes"][0]["position"]["line_range"]["start"]["new_line"] == 31
-    backwards = {**good, "line_range": {"start": good["line_range"]["end"],
-                                        "end": good["line_range"]["start"]}}
+    added = ranged(mr, {"line_code": code("app.py", 31, 31), "type": "new"},
+                   {"line_code": code("app.py", 31, 32), "type": "new"}, new_line=32)  # fmt: skip
+    made = mr.discussions.create({"body": "range", "position": added})
+    stored = made.attributes["notes"][0]["position"]
+    # Stored as sent: an API-made range has no line numbers in its ends (gitlab#392800).
+    assert stored["line_range"] == added["line_range"]
+    assert (stored["old_line"], stored["new_line"]) == (None, 32)
+    # A context line's end has no type (tuicr#598); a removed line's is `old`, and a removed
+    # line sits before the new-side counter: line 5 removed at new position 5, the line that
+    # replaces it added at old position 6.
+    context = ranged(mr, {"line_code": code("app.py", 30, 30)},
+                     {"line_code": code("app.py", 31, 33)}, old_line=31, new_line=33)  # fmt: skip
+    changed = ranged(mr, {"line_code": code("app.py", 5, 5), "type": "old"},
+                     {"line_code": code("app.py", 6, 5), "type": "new"}, new_line=5)  # fmt: skip
+    assert mr.discussions.create({"body": "context", "position": context}).id
+    assert mr.discussions.create({"body": "changed", "position": changed}).id
+    backwards = ranged(mr, added["line_range"]["end"], added["line_range"]["start"],
+                       new_line=31)  # fmt: skip
     assert refused(mr, backwards) == (400, LINE_CODE)
+
+
+def test_line_numbers_in_a_ranges_ends_are_refused_as_gitlab_refuses_them(
+    fake: FakeGitLab,
+) -> None:
+    # lib/api/discussions.rb declares the ends' old_line/new_line String, position.json wants
+    # integers: 400 "must be a valid json schema" (gitlab-org/gitlab#571619, #572121, MR
+    # !208052; agavra/tuicr#557; up to 17.7 the ends take no such key at all:
+    # harrisoncramer/gitlab.nvim#588). Nothing is stored.
+    mr = merge_request(fake)
+    start = {"line_code": code("app.py", 31, 31), "type": "new"}
+    end = {"line_code": code("app.py", 31, 32), "type": "new"}
+    for extra in ({"new_line": 32}, {"old_line": None}, {"new_line": "32"}, {"line": 32}):
+        numbered = ranged(mr, start, {**end, **extra}, new_line=32)
+        assert refused(mr, numbered) == (400, SCHEMA), extra
+    assert fake.discussions == []
+
+
+def test_line_codes_other_than_gitlabs_are_refused(fake: FakeGitLab) -> None:
+    # The client-side mistake of issue 33 (and of tuicr#598 before its fix): `_0_NEW` for
+    # an added line, a type on a context line, a type that is not the line's role.
+    mr = merge_request(fake)
+    wrong = [
+        ({"line_code": code("app.py", 0, 31), "type": "new"},
+         {"line_code": code("app.py", 0, 32), "type": "new"}, {"new_line": 32}),
+        ({"line_code": code("app.py", 30, 30), "type": "old"},
+         {"line_code": code("app.py", 31, 33)}, {"old_line": 31, "new_line": 33}),
+        ({"line_code": code("app.py", 31, 31), "type": "old"},
+         {"line_code": code("app.py", 31, 32), "type": "new"}, {"new_line": 32}),
+        ({"line_code": code("app.py", 31, 31)},
+         {"line_code": code("app.py", 31, 32), "type": "new"}, {"new_line": 32}),
+        # The right codes, but the range does not end on the position's own line.
+        ({"line_code": code("app.py", 31, 31), "type": "new"},
+         {"line_code": code("app.py", 31, 32), "type": "new"}, {"new_line": 31}),
+    ]  # fmt: skip
+    for start, end, lines in wrong:
+        assert refused(mr, ranged(mr, start, end, **lines)) == (400, LINE_CODE), start
+    assert fake.discussions == []
+
+
+def test_an_independent_client_checks_the_same_rules_over_plain_http(fake: FakeGitLab) -> None:
+    """Not python-gitlab: the requests a reader of GitLab's docs would write by hand."""
+    api = f"{fake.api_url}/projects/{quote('acme/shop', safe='')}/merge_requests/3"
+    headers = {"PRIVATE-TOKEN": fake.token}
+    refs = requests.get(api, headers=headers, timeout=10).json()["diff_refs"]
+    # A new file's hunk is @@ -0,0 +1 @@: its added line is at old position 0.
+    diffs = requests.get(f"{api}/diffs", headers=headers, timeout=10).json()
+    assert {d["new_path"]: d["diff"].split("\n", 1)[0] for d in diffs}["new.py"] == (
+        "@@ -0,0 +1 @@"
+    )
+    renamed = {"position_type": "text", **refs, "old_path": "old_name.py",
+               "new_path": "new_name.py", "new_line": 3, "line_range": {
+                   "start": {"line_code": code("new_name.py", 3, 3), "type": "old"},
+                   "end": {"line_code": code("new_name.py", 4, 3), "type": "new"}}}  # fmt: skip
+    posted = requests.post(f"{api}/discussions", headers=headers, timeout=10,
+                           json={"body": "renamed", "position": renamed})  # fmt: skip
+    assert posted.status_code == 201, posted.text
+    numbered = {**renamed, "line_range": {
+        "start": {**renamed["line_range"]["start"], "old_line": 3},
+        "end": renamed["line_range"]["end"]}}  # fmt: skip
+    schema = requests.post(f"{api}/discussions", headers=headers, timeout=10,
+                           json={"body": "numbers", "position": numbered})  # fmt: skip
+    assert (schema.status_code, schema.json()) == (400, {"message": SCHEMA})
+    zero = {**renamed, "line_range": {
+        "start": {"line_code": code("new_name.py", 0, 3), "type": "new"},
+        "end": renamed["line_range"]["end"]}}  # fmt: skip
+    blank = requests.post(f"{api}/discussions", headers=headers, timeout=10,
+                          json={"body": "zero", "position": zero})  # fmt: skip
+    assert (blank.status_code, blank.json()) == (400, {"message": LINE_CODE})
+    assert [d["notes"][0]["body"] for d in fake.discussions] == ["renamed"]
 
 
 def test_reply_resolve_and_who_may_resolve(fake: FakeGitLab) -> None:
@@ -177,6 +271,14 @@ def test_reply_resolve_and_who_may_resolve(fake: FakeGitLab) -> None:
     fake.person("dana", "developer").resolve(thread.id)
     notes = fake.discussions[0]["notes"]
     assert notes[0]["resolved"] and notes[0]["resolved_by"]["username"] == "dana"
+    # `resolved_by` is a user (lib/api/entities/note.rb: `expose :resolved_by, using:
+    # Entities::UserBasic`): its id is what members/all/:user_id takes, for someone who
+    # wrote no note and gave no award.
+    by = notes[0]["resolved_by"]
+    assert by["id"] == fake.user_id("dana")
+    member = requests.get(f"{fake.api_url}/projects/7/members/all/{by['id']}",
+                          headers={"PRIVATE-TOKEN": fake.token}, timeout=10)  # fmt: skip
+    assert (member.json()["username"], member.json()["access_level"]) == ("dana", 30)
     mr.discussions.update(thread.id, {"resolved": False})  # the bot is a Maintainer
     assert not fake.discussions[0]["notes"][0]["resolved"]
     fake.person("alice").resolve(thread.id)  # the author
@@ -271,18 +373,20 @@ def test_a_429_carries_retry_after_and_does_nothing(fake: FakeGitLab) -> None:
 def test_the_program_keeps_its_state_across_restarts(repo: GitRepo, tmp_path: Path) -> None:
     make_merge_request(repo)
     state = tmp_path / "state.json"
+    env_file = tmp_path / "job.env"
 
     def start() -> tuple[subprocess.Popen[str], str]:
         proc = subprocess.Popen(
             [sys.executable, "-m", "reviewer.testing.fake_gitlab", "--repo", str(repo.root),
-             "--state", str(state)],
+             "--state", str(state), "--env", str(env_file)],
             stdout=subprocess.PIPE, text=True,
         )  # fmt: skip
         assert proc.stdout is not None
-        line = proc.stdout.readline().strip()
-        while not line.startswith("http"):
-            line = proc.stdout.readline().strip()
-        return proc, line
+        line = proc.stdout.readline()
+        while line and not line.startswith("http"):
+            line = proc.stdout.readline()
+        assert line.startswith("http"), "the fake ended without printing its URL"
+        return proc, line.strip()
 
     def run(*args: str) -> str:
         done = subprocess.run(
@@ -312,8 +416,20 @@ def test_the_program_keeps_its_state_across_restarts(repo: GitRepo, tmp_path: Pa
         repo.write("new.py", "print('pushed')\n")
         head = repo.commit("push")
         assert "pushed" in run("push", "--url", url)
-        # The control answer comes after the state file was rewritten.
+        # The control answer comes after the state file was rewritten, and the job's
+        # environment (--env) with it: the pipeline of the push has another commit.
         assert json.loads(state.read_text())["versions"][-1]["head_sha"] == head
+        exports = dict(line.removeprefix("export ").split("=", 1)
+                       for line in env_file.read_text().splitlines())  # fmt: skip
+        assert exports["CI_COMMIT_SHA"] == head
+        base = repo.git("merge-base", "main", head).strip()
+        assert exports["CI_MERGE_REQUEST_DIFF_BASE_SHA"] == base
+        assert (exports["CI_API_V4_URL"], exports["CI_PROJECT_ID"]) == (f"{url}/api/v4", "7")
+        # A discussion is named by its id or by one of its notes' ids.
+        note = kept[0].attributes["notes"][0]["id"]
+        run("act", "erin", "--role", "developer", "--url", url, "reply", str(note), "thanks")
+        notes = mr.discussions.get(thread.id).attributes["notes"]
+        assert [n["body"] for n in notes] == ["bug", "thanks"]
     finally:
         proc.terminate()
         proc.wait(timeout=30)

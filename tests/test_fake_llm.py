@@ -99,7 +99,7 @@ def test_a_plain_reply_has_the_openai_wire_shape() -> None:
     with FakeLLM([reply("Looks good."), reply("Again.")]) as llm:
         completion = chat(llm)
         body = json.dumps({"model": "gpt-x", "messages": USER}).encode()
-        status, headers, data = http(f"{llm.url}/chat/completions", body, AUTH)  # without /v1
+        status, headers, data = http(f"{llm.base_url}/chat/completions", body, AUTH)
     assert completion.choices[0].message.content == "Looks good."
     assert completion.choices[0].finish_reason == "stop"
     assert completion.id == "chatcmpl-1"
@@ -120,6 +120,27 @@ def test_a_plain_reply_has_the_openai_wire_shape() -> None:
     assert [r.body["model"] for r in llm.requests] == ["m", "gpt-x"]
     assert llm.requests[0].headers["authorization"] == "Bearer test"
     assert llm.failures == [] and llm.done
+
+
+@pytest.mark.parametrize("path", ["/chat/completions", "/models", "/v2/chat/completions", "/"])
+def test_the_api_is_under_v1_only_and_elsewhere_is_openais_404(path: str) -> None:
+    # A base URL without /v1 is the most common mistake; OpenAI answers it 404 "Invalid URL
+    # (POST /chat/completions)", an invalid_request_error with param and code null
+    # (Chanzhaoyu/chatgpt-web#737, OpenHands/OpenHands#485: both fixed by adding /v1).
+    body = json.dumps({"model": "m", "messages": USER}).encode()
+    with FakeLLM([reply("never played")]) as llm:
+        status, headers, data = http(f"{llm.url}{path}", body, AUTH)
+        assert llm.steps_used == 0 and not llm.done
+    assert status == 404 and headers["Content-Type"] == "application/json"
+    assert json.loads(data) == {
+        "error": {
+            "message": f"Invalid URL (POST {path})",
+            "type": "invalid_request_error",
+            "param": None,
+            "code": None,
+        }
+    }
+    assert llm.failures == [f"request 1 (POST {path}): refused 404: Invalid URL (POST {path})"]
 
 
 def test_tool_calls_carry_json_string_arguments_and_ids() -> None:

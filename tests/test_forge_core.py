@@ -59,7 +59,10 @@ LAYERS = {
     "loop": ("reviewer.review", "reviewer.checks", "reviewer.forge", "reviewer.report"),
     "llm": ("reviewer.loop", "reviewer.review", "reviewer.checks", "reviewer.forge"),
     "change": ("reviewer.review", "reviewer.loop", "reviewer.checks"),
-}
+    # What a review reads besides the diff (tickets): below the review, knowing no forge.
+    "context": ("reviewer.review", "reviewer.checks", "reviewer.loop", "reviewer.forge",
+                "reviewer.github", "reviewer.gitlab", "github", "gitlab"),
+}  # fmt: skip
 
 
 def _below(package: str, forbidden: tuple[str, ...]) -> list[str]:
@@ -73,8 +76,10 @@ def _below(package: str, forbidden: tuple[str, ...]) -> list[str]:
 
 
 def test_the_loop_and_the_model_client_import_nothing_above_them() -> None:
-    assert {package: _below(package, LAYERS[package]) for package in ("loop", "llm", "change")} == {
+    packages = ("loop", "llm", "change", "context")
+    assert {package: _below(package, LAYERS[package]) for package in packages} == {
         "loop": [],
         "llm": [],
         "change": [],
+        "context": [],
     }

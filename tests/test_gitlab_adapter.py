@@ -3,6 +3,7 @@ fake GitLab over real HTTP."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator
 from typing import Any
 
@@ -70,14 +71,54 @@ def test_inline_findings_land_by_line_role_and_refused_ones_are_kept(fake: FakeG
 
     result = mr.post_review(fake.head_sha, comments, body_for, "run-1")
     assert (result.posted, [f.fingerprint for f in result.refused]) == (5, ["outside"])
-    assert bodies == [(5, ["outside"])]
+    assert bodies == []  # no note stands for the review on GitLab
     positions = [d["notes"][0].get("position") for d in fake.discussions]
     lines = [(p["old_path"], p["old_line"], p["new_line"]) for p in positions if p]
     assert lines == [("app.py", None, 31), ("app.py", 5, None), ("app.py", 4, 4),
                      ("app.py", None, 32), ("old_name.py", None, 3)]  # fmt: skip
-    assert fake.discussions[-1]["notes"][0]["body"] == "review body"
-    names = ("added", "removed", "context", "range", "renamed")
+    # The line GitLab did not take: a thread of its own, its place named, its text whole.
+    outside = fake.discussions[-1]
+    assert not outside["individual_note"] and "position" not in outside["notes"][0]
+    assert outside["notes"][0]["body"].startswith("**On `app.py:20`**, not on the line itself")
+    assert outside["notes"][0]["body"].endswith(finding("app.py", 20, fingerprint="outside").body)
+    names = ("added", "removed", "context", "range", "renamed", "outside")
     assert mr.posted_fingerprints() == {hexed(name) for name in names}
+
+
+def code(path: str, old_pos: int, new_pos: int) -> str:
+    return f"{hashlib.sha1(path.encode()).hexdigest()}_{old_pos}_{new_pos}"
+
+
+def test_ranges_of_every_kind_land_with_gitlabs_line_codes(fake: FakeGitLab) -> None:
+    """Each end is GitLab's code of its line (the diff's running counters) and, for a
+    changed line, its type; a context end has none. The fake refuses anything else, so a
+    range that fell back to a plain note would show as refused here."""
+    mr = forge(fake)
+    comments = [
+        finding("app.py", 31, end_line=32, fingerprint="added"),  # @@ -28,6 +28,8 @@
+        finding("app.py", 2, end_line=4, fingerprint="context"),  # @@ -2,7 +2,7 @@
+        finding("app.py", 4, side="LEFT", end_line=5, fingerprint="removed"),
+        finding("app.py", 30, end_line=33, fingerprint="across"),  # context, added, context
+        finding("new_name.py", 2, end_line=3, fingerprint="renamed"),
+        finding("new.py", 1, end_line=1, fingerprint="one line"),
+    ]
+    result = mr.post_review(fake.head_sha, comments, lambda p, r: "body", "run-1")
+    assert (result.posted, result.refused) == (6, ())
+    ranges = [d["notes"][0]["position"]["line_range"] for d in fake.discussions
+              if d["notes"][0].get("position")]  # fmt: skip
+    assert ranges == [
+        {"start": {"line_code": code("app.py", 31, 31), "type": "new"},
+         "end": {"line_code": code("app.py", 31, 32), "type": "new"}},
+        {"start": {"line_code": code("app.py", 2, 2)},
+         "end": {"line_code": code("app.py", 4, 4)}},
+        {"start": {"line_code": code("app.py", 4, 4)},
+         "end": {"line_code": code("app.py", 5, 5), "type": "old"}},
+        {"start": {"line_code": code("app.py", 30, 30)},
+         "end": {"line_code": code("app.py", 31, 33)}},
+        {"start": {"line_code": code("new_name.py", 2, 2)},
+         "end": {"line_code": code("new_name.py", 4, 3), "type": "new"}},
+        None,  # one line: no range
+    ]  # fmt: skip
 
 
 def test_people_roles_resolves_and_thumbs_down(fake: FakeGitLab) -> None:

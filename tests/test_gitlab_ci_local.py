@@ -8,9 +8,10 @@ its `artifacts:` (`when: always`). The job's `pip install` installs nothing: its
 `reviewer`, which the test's own environment (first on PATH, no package index) already holds,
 installed from this checkout.
 
-gitlab-ci-local 4.65.0 is the last release that runs on Node 20; it is installed once with
-npm into a cache folder (reviewer-tests/ in $XDG_CACHE_HOME, else ~/.cache). Without npm, or
-without rsync (which gitlab-ci-local calls), the test is skipped and says why.
+gitlab-ci-local 4.65.0 is the last release that runs on Node 20; it is installed with npm
+once per run of the suite, into reviewer-tests/ of the session's temporary $XDG_CACHE_HOME
+(tests/conftest.py: no test writes to the user's home). Without npm, or without rsync (which
+gitlab-ci-local calls), the test is skipped and says why.
 """
 
 from __future__ import annotations

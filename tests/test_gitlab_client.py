@@ -3,6 +3,7 @@ each call, each error, and retries that never post twice."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator
 
 import pytest
@@ -11,6 +12,7 @@ from reviewer.gitlab.client import (
     GitLabClient,
     GitLabError,
     Position,
+    RangeEnd,
     ReadOnlyToken,
     RefusedPosition,
 )
@@ -51,12 +53,13 @@ def test_inline_discussions_replies_resolve_and_awards(fake: FakeGitLab) -> None
     refs = client.merge_request().diff_refs
     added = client.post_discussion("added", Position("app.py", "app.py", None, 31), refs)
     removed = client.post_discussion("removed", Position("app.py", "app.py", 5, None), refs)
-    ranged = client.post_discussion(
-        "range", Position("app.py", "app.py", None, 32, start=(None, 31)), refs
-    )
+    sha = hashlib.sha1(b"app.py").hexdigest()  # lines 31-32 added at old position 31
+    ends = (RangeEnd(f"{sha}_31_31", "new"), RangeEnd(f"{sha}_31_32", "new"))
+    ranged = client.post_discussion("range", Position("app.py", "app.py", None, 32, ends), refs)
     assert added.resolvable and not added.resolved and added.position is not None
     assert removed.position is not None and removed.position["old_line"] == 5
-    assert ranged.position is not None and ranged.position["line_range"]["start"]["new_line"] == 31
+    assert ranged.position is not None
+    assert ranged.position["line_range"]["start"] == {"line_code": f"{sha}_31_31", "type": "new"}
     reply = client.reply(added.id, "fixed")
     client.resolve(added.id)
     fake.person("dana", "developer").award(removed.notes[0].id)

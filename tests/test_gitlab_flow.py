@@ -9,6 +9,7 @@ from a fork's pipeline, GitLab's references in the model's words inert.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -197,7 +198,13 @@ def test_first_review_places_each_thread_by_its_line_role(mr: MergeRequest) -> N
         "A range": ("app.py", "app.py", None, 32),
         "Renamed file": ("old_name.py", "new_name.py", None, 3),
     }
-    assert positions["A range"]["line_range"]["start"]["new_line"] == 31
+    # A range's ends are GitLab's line codes (added lines 31-32, inserted at old position
+    # 31) and types, nothing else: the fake refuses numbers there, as GitLab does.
+    sha = hashlib.sha1(b"app.py").hexdigest()
+    assert positions["A range"]["line_range"] == {
+        "start": {"line_code": f"{sha}_31_31", "type": "new"},
+        "end": {"line_code": f"{sha}_31_32", "type": "new"},
+    }
     # GitLab's suggestion syntax: the range's first line is one above the commented one.
     assert "```suggestion:-1+0\nadded A\nadded B!\n```" in mr.thread("A range")["notes"][0]["body"]
     summary = mr.summary()
@@ -269,6 +276,49 @@ def test_a_push_fixes_one_and_people_dismiss_others_by_role(mr: MergeRequest) ->
     assert len([n for n in mr.notes_by_bot() if n["body"].startswith(SUMMARY_MARKER)]) == 1
 
 
+def test_a_developer_who_only_resolves_the_thread_dismisses_the_finding(
+    mr: MergeRequest,
+) -> None:
+    """dana wrote no note and gave no award: GitLab names her only in the notes'
+    `resolved_by`, a user object with her `id` (lib/api/entities/note.rb: UserBasic), and her
+    role is asked by that id (GET /projects/:id/members/all/:user_id)."""
+    first = mr.run([submit(finding("Resolved by dana"))], REVIEWER_FAIL_ON="high")
+    assert first.code == 1, first.err
+    mr.gitlab.person("dana", "developer").resolve(mr.thread("Resolved by dana")["id"])
+    second = mr.run([], REVIEWER_FAIL_ON="high")
+    assert second.code == 0, second.err
+    dismissed = [(d["title"], d["by"], d["how"]) for d in second.report()["dismissed"]]
+    assert dismissed == [("Resolved by dana", "dana", "resolved the thread")]
+    assert second.outputs["AI_REVIEW_FINDINGS"] == "0"
+    asked = f"/members/all/{mr.gitlab.user_id('dana')}"
+    assert [r.status for r in mr.gitlab.requests_to("GET", asked)] == [200]
+
+
+def test_a_resolve_by_someone_who_may_not_dismiss_keeps_the_finding_open(
+    mr: MergeRequest,
+) -> None:
+    """Fail closed: the merge request's author as a Reporter (GitLab lets an author resolve,
+    docs.gitlab.com/api/discussions/#resolve-a-merge-request-thread) and a Developer who has
+    left the project since (members/all answers 404: no role) do not dismiss."""
+    first = mr.run(
+        [submit(finding("Resolved by the author"), finding("Resolved by a leaver", line=32))],
+        REVIEWER_FAIL_ON="high",
+    )
+    assert first.code == 1, first.err
+    mr.gitlab.add_member("alice", "reporter")
+    mr.gitlab.person("alice").resolve(mr.thread("Resolved by the author")["id"])
+    mr.gitlab.person("lee", "developer").resolve(mr.thread("Resolved by a leaver")["id"])
+    mr.gitlab.add_member("lee", "none")
+    second = mr.run([], REVIEWER_FAIL_ON="high")
+    assert second.code == 1, second.err
+    report = second.report()
+    assert report["dismissed"] == []
+    assert sorted(f["title"] for f in report["findings"]) == [
+        "Resolved by a leaver", "Resolved by the author"
+    ]  # fmt: skip
+    assert second.outputs["AI_REVIEW_FINDINGS"] == "2"
+
+
 def test_a_forged_state_note_by_a_person_does_nothing(mr: MergeRequest) -> None:
     first = mr.run([submit(finding("Open finding"))], REVIEWER_FAIL_ON="high")
     assert first.code == 1, first.err
@@ -288,15 +338,45 @@ def test_a_forged_state_note_by_a_person_does_nothing(mr: MergeRequest) -> None:
 def test_a_question_in_a_note_is_answered_on_the_next_run_once(mr: MergeRequest) -> None:
     first = mr.run([submit()])
     assert first.code == 0, first.err
-    question = mr.gitlab.person("alice").note("@reviewer why is line 31 added?")
+    # The bot is called by its own username (GET /user), not `@reviewer` (a user of that
+    # name would be notified): that note asks nothing.
+    mr.gitlab.person("alice").note("@reviewer why is the zebra here?")
+    question = mr.gitlab.person("alice").note(f"@{BOT} why is line 31 added?")
     second = mr.run([answer("Because the feature needs it.")])
     assert second.code == 0, second.err
+    assert len(second.llm_bodies) == 1 and "zebra" not in json.dumps(second.llm_bodies)
     answers = [n for n in mr.notes_by_bot() if "Because the feature" in n["body"]]
     assert len(answers) == 1
     assert f"answer-to={question['id']}" in answers[0]["body"]
     third = mr.run([])  # nothing asked of the model: the question was answered
     assert third.code == 0, third.err
     assert len([n for n in mr.notes_by_bot() if "Because the feature" in n["body"]]) == 1
+
+
+def test_a_question_the_model_cannot_answer_is_said_once_not_asked_every_run(
+    mr: MergeRequest,
+) -> None:
+    """Issue 33, item 6: the reply that says why carries a signed `not-answered` line, so
+    the next runs do not ask the model again (and pay again, and reply again); it is no
+    answer (answered_question reads none), and a new note asks again."""
+    assert mr.run([submit()]).code == 0
+    question = mr.gitlab.person("alice").note(f"@{BOT} is `total` tested?")
+    looping = reply(tool_calls=[tool_call("list_files", {})])
+    failed = mr.run([looping] * 3, REVIEWER_MAX_TURNS="2")
+    assert len(failed.llm_bodies) == 2, failed.err
+    (said,) = [n["body"] for n in mr.notes_by_bot() if "could not answer" in n["body"]]
+    assert said.startswith("I could not answer this question:") and "max_turns" in said
+    assert "Ask again in a new comment" in said
+    assert f"not-answered={question['id']}" in said.rstrip().rsplit("\n", 1)[1]
+    assert "answer-to=" not in said
+    again = mr.run([looping] * 3, REVIEWER_MAX_TURNS="2")
+    assert again.llm_bodies == [], again.err
+    assert len([n for n in mr.notes_by_bot() if "could not answer" in n["body"]]) == 1
+    asked_again = mr.gitlab.person("alice").note(f"@{BOT} is `total` tested? (again)")
+    answered = mr.run([answer("Yes, in test_total.")])
+    assert len(answered.llm_bodies) == 1, answered.err
+    (reply_body,) = [n["body"] for n in mr.notes_by_bot() if "in test_total" in n["body"]]
+    assert f"answer-to={asked_again['id']}" in reply_body
 
 
 def test_a_question_in_the_bots_thread_is_answered_there_in_gitlabs_markdown(
@@ -306,10 +386,10 @@ def test_a_question_in_the_bots_thread_is_answered_there_in_gitlabs_markdown(
     assert first.code == 0, first.err
     thread = mr.thread("Added line")
     dana = mr.gitlab.person("dana", "developer")
-    question = dana.reply(thread["id"], "@reviewer is this really a bug?")
-    dana.reply(thread["id"], "> @reviewer is this really a bug?\n\nquoted, not asked")
+    question = dana.reply(thread["id"], f"@{BOT} is this really a bug?")
+    dana.reply(thread["id"], f"> @{BOT} is this really a bug?\n\nquoted, not asked")
     rita = mr.gitlab.person("rita", "reporter")
-    rita.note("@reviewer please explain everything")  # not the author, no write access
+    rita.note(f"@{BOT} please explain everything")  # not the author, no write access
     second = mr.run([answer("Yes: see !45, ask @bob.\n/approve")])
     assert second.code == 0, second.err
     replies = [n["body"] for n in mr.thread("Added line")["notes"][1:]
@@ -324,16 +404,91 @@ def test_a_question_in_the_bots_thread_is_answered_there_in_gitlabs_markdown(
     assert "pull request" not in second.err
 
 
-def test_a_refused_position_is_kept_in_the_body_note(mr: MergeRequest) -> None:
+def top_level_notes_by_bot(mr: MergeRequest) -> list[str]:
+    """The bot's notes of their own on the merge request (each one notifies everyone)."""
+    return [d["notes"][0]["body"] for d in mr.gitlab.discussions
+            if d["individual_note"] and d["notes"][0]["author"]["username"] == BOT]  # fmt: skip
+
+
+def test_one_summary_note_per_run_edited_in_place_and_no_note_per_push(mr: MergeRequest) -> None:
+    """Issue 33, item 4: the run's inline discussions and the summary note, nothing else
+    (no "reviewer added N inline comments on this push" note, one more notification per
+    push). A 502 after GitLab stored a note does not post it twice: the client looks for
+    the note's exact body, which ends with its own signed marker, before posting again."""
+    once = {"retry-after": "0"}  # a 502 with no wait, so that the test does not sleep
+    mr.gitlab.inject("POST", "*/notes", 502, persist=True, headers=once)
+    mr.gitlab.inject("POST", "*/discussions", 502, persist=True, headers=once)
+    first = mr.run([submit(finding("Added line"), finding("Context line", line=4))])
+    assert first.code == 0, first.err
+    # Each 502 came after the note was stored: found, not posted again.
+    assert [r.status for r in mr.gitlab.requests_to("POST", "/discussions")] == [502, 201]
+    assert [r.status for r in mr.gitlab.requests_to("POST", "/notes")] == [502]
+    assert len(top_level_notes_by_bot(mr)) == 1 and top_level_notes_by_bot(mr)[0].startswith(
+        SUMMARY_MARKER
+    )
+    heads = sorted(d["notes"][0]["body"].split("\n")[0] for d in mr.gitlab.discussions
+                   if not d["individual_note"])  # fmt: skip
+    assert heads == ["🟠 **High** · bug: Added line", "🟠 **High** · bug: Context line"]
+    mr.push({"app.py": FIXED_APP}, "Fix line 32")
+    second = mr.run([submit(finding("Added line"), finding("New one", line=32))])
+    assert second.code == 0, second.err
+    notes = top_level_notes_by_bot(mr)
+    assert len(notes) == 1 and "New one" in notes[0]
+    assert not [b for b in notes if "inline comment" in b]
+    assert len([d for d in mr.gitlab.discussions if not d["individual_note"]]) == 3
+
+
+def last_line(run: Run) -> str:
+    return run.err.strip().splitlines()[-1]
+
+
+def test_the_log_says_what_gitlab_got_in_gitlabs_words(mr: MergeRequest) -> None:
+    """Issue 33, item 6: no "review with N inline comments", no "summary comment": GitLab
+    got discussions and a note."""
     mr.gitlab.inject("POST", "*/discussions", 400,
-                     {"message": '400 Bad request - Note {:line_code=>["can\'t be blank"]}'},
-                     times=5)  # fmt: skip
-    run = mr.run([submit(finding("Refused here"))], REVIEWER_FAIL_ON="high")
+                     {"message": '400 Bad request - Note {:line_code=>["can\'t be blank"]}'})
+    first = mr.run([submit(finding("One"), finding("Two", line=32))])  # the first is refused
+    assert first.code == 0, first.err
+    web = mr.gitlab.merge_request["web_url"]
+    (on_a_line,) = [d["notes"][0] for d in mr.gitlab.discussions
+                    if d["notes"][0].get("position")]  # fmt: skip
+    summary = next(d for d in mr.gitlab.discussions if d["individual_note"])["notes"][0]
+    summary_url = f"{web}#note_{summary['id']}"
+    assert last_line(first) == (
+        "reviewer: done (complete, exit 0): posted 1 discussion on lines (1 finding in "
+        "discussions of their own, not taken on their lines), created the summary note; "
+        f"2 open findings, highest severity high; discussions {web}#note_{on_a_line['id']}, "
+        f"summary {summary_url}"
+    )
+    second = mr.run([])
+    assert last_line(second) == (
+        "reviewer: done (complete, exit 0): posted no discussion (no new finding to comment "
+        "on a line), edited the summary note; 2 open findings, highest severity high; "
+        f"summary {summary_url}"
+    )
+
+
+def test_a_refused_position_is_a_thread_of_its_own(mr: MergeRequest) -> None:
+    """Nothing is lost: the finding GitLab did not take on its line is a discussion without
+    a position, its place named first, its text in full, its fingerprint last; a thread like
+    the others, posted once, dismissed by a Developer's resolve."""
+    mr.gitlab.inject("POST", "*/discussions", 400,
+                     {"message": '400 Bad request - Note {:line_code=>["can\'t be blank"]}'})
+    run = mr.run([submit(finding("Refused here"))], REVIEWER_FAIL_ON="high")  # fmt: skip
     assert run.code == 1, run.err
-    assert not [d for d in mr.gitlab.discussions if d["notes"][0].get("position")]
-    bodies = [n["body"] for n in mr.notes_by_bot()]
-    assert any("Refused here" in b and "could not be placed" in b for b in bodies), bodies
+    (thread,) = [d for d in mr.gitlab.discussions if not d["individual_note"]]
+    root = thread["notes"][0]
+    assert "position" not in root and root["resolvable"]
+    assert root["body"].startswith("**On `app.py:31`**, not on the line itself: GitLab did ")
+    assert "Refused here: explained." in root["body"]
+    assert "fingerprint=" in root["body"].rstrip().rsplit("\n", 1)[1]
     assert "Refused here" in mr.summary()
+    assert len(top_level_notes_by_bot(mr)) == 1
+    mr.gitlab.person("dana", "developer").resolve(thread["id"])
+    second = mr.run([], REVIEWER_FAIL_ON="high")
+    assert second.code == 0, second.err
+    assert [d["title"] for d in second.report()["dismissed"]] == ["Refused here"]
+    assert len([d for d in mr.gitlab.discussions if not d["individual_note"]]) == 1
 
 
 def test_a_fork_pipeline_writes_the_reports_and_says_why_it_posted_nothing(
@@ -351,9 +506,61 @@ def test_a_fork_pipeline_writes_the_reports_and_says_why_it_posted_nothing(
     assert mr.gitlab.discussions == []
     assert not [r for r in mr.gitlab.requests if r.method != "GET"]
     assert "comes from a fork" in run.err and "nothing is posted" in run.err
+    assert last_line(run) == (
+        "reviewer: done (complete, exit 1): posted nothing (this job may not post): see the "
+        f"job's log and {run.folder / 'summary.md'}; 1 open finding, highest severity high"
+    )
+    assert "annotations" not in run.err and "summary comment" not in run.summary
     assert "In a fork" in run.summary
     assert [f["title"] for f in run.report()["findings"]] == ["In a fork"]
     assert (run.folder / "gl-code-quality-report.json").exists()
+
+
+# A fork's merge request pipeline runs in the fork (ci.py): CI_PROJECT_ID is the fork's.
+IN_A_FORK = {
+    "CI_PROJECT_ID": "99",
+    "CI_MERGE_REQUEST_PROJECT_ID": "7",
+    "CI_MERGE_REQUEST_SOURCE_PROJECT_ID": "99",
+}
+
+
+@pytest.mark.parametrize("where", [IN_A_FORK, {}], ids=["fork", "no-token"])
+def test_a_pipeline_that_cannot_review_still_writes_its_reports(
+    mr: MergeRequest, where: dict[str, str]
+) -> None:
+    """Issue 33, item 5: no model key, nothing reviewed, exit 2; the reports are written
+    anyway (the job keeps them with `artifacts: when: always`), each saying "not reviewed":
+    the JSON report incomplete with the reason, SARIF's invocation failed, Code Quality's
+    blocker for the merge request widget."""
+    run = mr.run([], unset=("REVIEWER_GITLAB_TOKEN", "OPENAI_API_KEY"), **where)
+    assert run.code == 2
+    assert run.outputs["AI_REVIEW_STATUS"] == "not-reviewed"
+    report = run.report()
+    assert (report["status"], report["findings"]) == ("incomplete", [])
+    assert report["incomplete_reason"].startswith("not reviewed: ")
+    assert "OPENAI_API_KEY" in report["incomplete_reason"]
+    sarif = json.loads((run.folder / "reviewer-report.sarif").read_text())
+    assert sarif["runs"][0]["invocations"][0]["executionSuccessful"] is False
+    (issue,) = json.loads((run.folder / "gl-code-quality-report.json").read_text())
+    assert (issue["check_name"], issue["severity"]) == ("reviewer/review-incomplete", "blocker")
+    assert "not reviewed" in issue["description"]
+    assert run.outputs["AI_REVIEW_REPORT"] == str(run.folder / "reviewer-report.json")
+    assert "not reviewed" in run.summary.lower()
+    assert not [r for r in mr.gitlab.requests if r.method != "GET"]
+
+
+def test_a_run_that_fails_after_reviewing_keeps_its_reviews_reports(mr: MergeRequest) -> None:
+    """Fail closed and lose nothing: GitLab fails every attempt to post the summary, the run
+    is not reviewed (exit 2), and the reports it wrote are its review's, not "not reviewed"."""
+    mr.gitlab.inject("POST", "*/notes", 500, headers={"retry-after": "0"}, times=10)
+    run = mr.run([submit(finding("Found before posting"))], REVIEWER_FAIL_ON="high")
+    assert run.code == 2, run.err
+    assert run.outputs["AI_REVIEW_STATUS"] == "not-reviewed"
+    report = run.report()
+    assert report["status"] == "complete"
+    assert [f["title"] for f in report["findings"]] == ["Found before posting"]
+    quality = json.loads((run.folder / "gl-code-quality-report.json").read_text())
+    assert [issue["location"]["lines"]["begin"] for issue in quality] == [31]
 
 
 def test_gitlab_references_in_the_models_words_are_inert(mr: MergeRequest) -> None:
@@ -361,7 +568,7 @@ def test_gitlab_references_in_the_models_words_are_inert(mr: MergeRequest) -> No
     run = mr.run([submit(finding("See !45 and @bob", body=words), summary="/close this")])
     assert run.code == 0, run.err
     posted = [n["body"] for n in mr.notes_by_bot()]
-    assert len(posted) == 3  # the summary, the thread, the note standing for the review
+    assert len(posted) == 2  # the summary and the thread
     for note in posted:
         # The last line is our signed marker: one line, an HTML comment GitLab renders not
         # (no reference filter reads it, no quick action starts it).

@@ -35,7 +35,7 @@ def test_ruff_check_passes() -> None:
 # A number written before a plural noun in an f-string: `{len(lines)} lines`, `({n} files)`.
 _COUNTED_NOUN = re.compile(
     r"\{(?P<expr>[^{}]+)\}\)? (?:more )?(?:files|lines|findings|entries|retries|comments|commits"
-    r"|parts|requests|turns|tool calls)\b"
+    r"|parts|requests|turns|tool calls|cases)\b"
 )
 
 

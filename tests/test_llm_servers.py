@@ -369,19 +369,33 @@ def test_a_server_without_tool_support_is_not_retried() -> None:
 
 
 @pytest.mark.parametrize(
-    ("path", "hint"),
+    ("path", "said"),
     [
-        ("", "may lack its API path"),  # http://host:port without /v1
-        ("/openai/deployments/gpt-4o", "api-version"),  # an Azure deployment URL
-        ("/v1", "set --model or REVIEWER_MODEL"),
+        # The fake's own 404 for a path outside /v1, OpenAI's "Invalid URL (...)".
+        ("", "answered 404 (Invalid URL (POST /chat/completions)): the base URL may lack its "
+             "API path: most servers want {url}/v1 (set OPENAI_BASE_URL to it)"),
+        ("/v1/chat/completions", "answered 404 (Invalid URL (POST /v1/chat/completions/chat/"
+         "completions)): the base URL names the endpoint itself, and the client adds "
+         "/chat/completions to it; set OPENAI_BASE_URL to {url}/v1"),
+        ("/openai/deployments/gpt-4o", "an Azure deployment URL needs ?api-version="),
     ],
-)
-def test_a_404_names_the_likely_cause(path: str, hint: str) -> None:
-    with FakeLLM([error(404, "Not Found", error_type=None)], on_exhausted="repeat_last") as llm:
-        chat = model(llm, base_url=llm.base_url.rsplit("/v1", 1)[0] + path)
+)  # fmt: skip
+def test_a_404_for_the_url_names_the_likely_cause(path: str, said: str) -> None:
+    with FakeLLM([reply("never played")]) as llm:
         with pytest.raises(ModelError) as caught:
-            ask(chat)
-    assert hint in str(caught.value) and "answered 404 for model 'm' (" in str(caught.value)
+            ask(model(llm, base_url=llm.url + path))
+        assert llm.steps_used == 0
+    assert said.format(url=llm.url) in str(caught.value)
+    assert "for model" not in str(caught.value)  # the model is not what is missing
+
+
+def test_a_404_for_the_model_says_to_set_the_model() -> None:
+    missing = error(404, "The model `m` does not exist", code="model_not_found")
+    with FakeLLM([missing], on_exhausted="repeat_last") as llm, pytest.raises(ModelError) as e:
+        ask(model(llm))
+    assert "answered 404 for model 'm' (The model `m` does not exist); set --model or " in str(
+        e.value
+    )
 
 
 @pytest.mark.parametrize("url", ["localhost:8000/v1", "ftp://x/v1", "http:///v1"])
@@ -396,7 +410,7 @@ def test_a_base_url_without_a_scheme_is_refused_at_once(url: str) -> None:
 QWEN3_CODER = (
     # vLLM without the qwen3_coder tool parser leaves the model's own format in content
     # (vllm-project/vllm vllm/entrypoints/openai/tool_parsers/qwen3coder_tool_parser.py).
-    "I will look at the file.\n<tool_call>\n<function=read_file_lines>\n<parameter=path>\n"
+    "<tool_call>\n<function=read_file_lines>\n<parameter=path>\n"
     "src/app.py\n</parameter>\n<parameter=startLine>\n10\n</parameter>\n<parameter=endLine>\n"
     "20\n</parameter>\n</function>\n</tool_call>"
 )
@@ -421,6 +435,9 @@ LLAMA31 = '<|python_tag|>{"name": "read_file", "parameters": {"path": "a.py"}}'
         (MISTRAL, [("read_file", {"path": "a.py"})]),
         (LLAMA31, [("read_file", {"path": "a.py"})]),
         ('Here is JSON: {"name": "not_a_tool", "arguments": {}}', []),
+        # A sentence before the block: prose that holds a call is prose (issue 32), whether
+        # the model wrote the block or quoted it from a file.
+        ("I will look at the file.\n" + QWEN3_CODER, []),
     ],
 )
 def test_tool_calls_written_as_text_are_recovered(content: str, expected: list[Any]) -> None:

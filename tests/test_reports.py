@@ -649,14 +649,15 @@ TOP_KEYS = {
     "format", "version", "reviewer_version", "status", "incomplete_reason", "summary",
     "findings", "suppressed", "counts", "highest_severity", "model", "base", "head", "files",
     "usage", "duration_seconds", "tool_calls", "turns", "rule_files", "cost", "fixed",
-    "dismissed", "states", "discarded", "noise", "learnings", "learnings_notes",
+    "dismissed", "states", "discarded", "noise", "context", "learnings", "learnings_notes",
     "learning_proposals",
 }  # fmt: skip
 CLOSED_KEYS = {"fingerprint", "path", "severity", "category", "title", "rule"}
 FINDING_KEYS = {
     "path", "line", "end_line", "side", "severity", "category", "title", "body", "suggestion",
-    "fingerprint", "inline", "placement_note", "code", "earlier", "suggestion_dropped",
-    "merged_from", "noise", "noise_note", "force_verify", "confidence", "verification",
+    "fingerprint", "inline", "placement_note", "on_unchanged_lines", "code", "earlier",
+    "suggestion_dropped", "merged_from", "noise", "noise_note", "force_verify", "confidence",
+    "verification", "ticket", "ticket_quote",
 }  # fmt: skip
 VERIFICATION_KEYS = {"verdict", "reason", "tool_calls", "severity_before", "learning"}
 FILE_KEYS = {
@@ -668,6 +669,7 @@ USAGE_KEYS = {
 }  # fmt: skip
 COUNT_KEYS = {"critical", "high", "medium", "low", "info"}
 RULE_FILE_KEYS = {"path", "applied_to", "cut"}
+TICKET_KEYS = {"key", "url", "title", "status", "read", "why", "cut"}
 LEARNING_KEYS = {"id", "scope", "text", "line", "cut", "applied_to", "verifications", "relied_on"}
 PROPOSAL_KEYS = {"line", "file", "fingerprint", "path", "title", "by", "how", "reason"}
 
@@ -681,6 +683,38 @@ def test_json_contract_key_sets_are_pinned() -> None:
     assert set(doc["usage"]) == USAGE_KEYS and set(doc["counts"]) == COUNT_KEYS
     assert doc["rule_files"] and all(set(r) == RULE_FILE_KEYS for r in doc["rule_files"])
     assert doc["learnings"] and all(set(r) == LEARNING_KEYS for r in doc["learnings"])
+
+
+def test_json_context_tickets_and_intent_findings_round_trip(
+    report_validator: jsonschema.Validator,
+) -> None:
+    """`context.tickets` names every ticket the change names, read or why not; an intent
+    finding carries the ticket's words it relies on. Both read back, and the document is
+    valid against the shipped schema; a report without `context` (version 1 before it) is
+    still read."""
+    from dataclasses import replace
+
+    from reviewer.findings import TicketUse
+
+    tickets = (
+        TicketUse("PAY-42", "https://jira.test/browse/PAY-42", "Refunds", "In Progress", True,
+                  cut="300,000 characters, the first 4,000 shown"),
+        TicketUse("#12", "https://github.com/acme/shop/issues/12",
+                  why="GitHub could not find it (404)"),
+    )  # fmt: skip
+    intent = replace(FINDINGS[0], category="intent", ticket="PAY-42",
+                     ticket_quote="A refund never exceeds the charge.")  # fmt: skip
+    result = replace(COMPLETE, findings=(intent, *FINDINGS[1:]), tickets=tickets)
+    doc = json.loads(render_json(result))
+    report_validator.validate(doc)
+    assert [set(t) for t in doc["context"]["tickets"]] == [TICKET_KEYS, TICKET_KEYS]
+    assert doc["context"]["tickets"][1]["why"] == "GitHub could not find it (404)"
+    shown = next(f for f in doc["findings"] if f["category"] == "intent")
+    assert shown["ticket_quote"] == "A refund never exceeds the charge."
+    back = parse_json(render_json(result))
+    assert back.tickets == tickets and intent in back.findings
+    del doc["context"]
+    assert parse_json(json.dumps(doc)).tickets == ()
 
 
 def test_json_discarded_and_verification_round_trip() -> None:

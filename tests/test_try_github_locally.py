@@ -22,7 +22,7 @@ import pytest
 
 from tests.conftest import GIT_IDENTITY, GitRepo
 from tests.docs import doc_block
-from tests.test_action import HEAD_APP, finding, pr_repo, submit  # noqa: F401  (a fixture)
+from tests.test_action import finding, pr_repo, submit  # noqa: F401  (a fixture)
 
 DONE = "__step_done__"
 BOT = "github-actions[bot]"
@@ -30,7 +30,8 @@ BOT = "github-actions[bot]"
 
 def readme_blocks() -> list[str]:
     """The section's blocks in the order a person types them."""
-    return [doc_block(name) for name in ("local-fakes", "local-run", "local-push", "local-act")]
+    names = ("local-fakes", "local-run", "local-push", "local-act", "local-trigger")
+    return [doc_block(name) for name in names]
 
 
 def free_port() -> int:
@@ -114,11 +115,16 @@ def test_the_readme_commands_run_reviewer_github_twice_around_a_push(
     pr_repo: GitRepo,  # noqa: F811
     session_env: dict[str, str],
 ) -> None:
-    start, run, push_and_run, people_act = readme_blocks()
+    start, run, push_and_run, people_act, trigger = readme_blocks()
     llm_port, github_port = free_port(), free_port()
 
+    answer_port = free_port()
+
     def ported(block: str) -> str:
-        return block.replace("8000", str(llm_port)).replace("8001", str(github_port))
+        ports = {"8000": llm_port, "8001": github_port, "8002": answer_port}
+        for documented, port in ports.items():
+            block = block.replace(documented, str(port))
+        return block
 
     # The model finds one problem, on every request.
     (pr_repo.root / "script.json").write_text(json.dumps([submit(finding())]))
@@ -150,8 +156,8 @@ def test_the_readme_commands_run_reviewer_github_twice_around_a_push(
             f"review {review['html_url']}, summary {summary['html_url']}"
         )
 
-        # A person addresses the review: a new commit on the branch, pushed.
-        pr_repo.write("app.py", HEAD_APP + "\n\ndef count(items):\n    return len(items)\n")
+        # A person addresses the review: a new commit on the branch, pushed (the block as
+        # written: it committed nothing before, "nothing to commit").
         code, second = shell.step(ported(push_and_run))
         new_head = pr_repo.head()
         assert code == 0, "\n".join(second)
@@ -197,6 +203,26 @@ def test_the_readme_commands_run_reviewer_github_twice_around_a_push(
         state = json.loads(state_file.read_text())
         (dismissed,) = state["issue_comments"]
         assert "dismissed by `bob` (replied “won't fix”): “legacy API”" in dismissed["body"]
+
+        # A question in the thread, made the next run's event. A shell that kept the review's
+        # GITHUB_EVENT_NAME is refused in one line (it reviewed again); the block sources the
+        # --env file again, and the run answers.
+        lines = ported(trigger).splitlines()
+        ask = next(i for i, line in enumerate(lines) if "--trigger" in line)
+        code, refused = shell.step("\n".join([*lines[: ask + 1], "reviewer github"]))
+        said = [line for line in refused if line.startswith("reviewer:")]
+        assert code == 2 and len(said) == 1, "\n".join(refused)
+        error = "reviewer: error: GITHUB_EVENT_NAME is 'pull_request' but the event file "
+        assert said[0].startswith(error), said[0]
+        assert "holds a review comment ('pull_request_review_comment')" in said[0]
+        code, answered = shell.step("\n".join(lines[ask + 1 :]))
+        assert code == 0, "\n".join(answered)
+        assert answered[-1].startswith("reviewer: done (answered, exit 0): 1 model request")
+        state = json.loads(state_file.read_text())
+        question, answer = state["review_comments"][-2:]
+        assert (question["user"]["login"], question["body"]) == ("octocat", "@reviewer why?")
+        assert answer["user"]["login"] == BOT and answer["in_reply_to_id"] == comment["id"]
+        assert answer["body"].startswith("average(\\[\\]) divides by len(\\[\\]), which is 0.")
 
         # Stopping the fakes as the README says: they end cleanly, with nothing to report.
         code, stopped = shell.step("kill %1 %2; wait")

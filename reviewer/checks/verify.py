@@ -31,7 +31,9 @@ from jinja2.sandbox import SandboxedEnvironment
 from reviewer.change import Change
 from reviewer.change.diff_text import render_file
 from reviewer.checks.verdict import SubmitVerdict, VerdictSubmission
-from reviewer.findings import Finding, Severity, Usage, Verification, sort_findings
+from reviewer.context.tickets.model import Ticket
+from reviewer.context.tickets.read import ticket_values
+from reviewer.findings import INTENT, Finding, Severity, Usage, Verification, sort_findings
 from reviewer.llm import ChatModel
 from reviewer.loop.agent import Agent, AgentEvents
 from reviewer.loop.budget import LoopBudget, ReviewBudget
@@ -67,6 +69,8 @@ class Verifier:
     repository: str = ""
     # Keep each check's messages for the review's transcript (--transcript).
     record: bool = False
+    # The tickets the change names: an `intent` finding's check is given its ticket.
+    tickets: tuple[Ticket, ...] = ()
     # The team's learnings (read at the base): each check is shown those for its file.
     learnings: Learnings = NO_LEARNINGS
 
@@ -307,14 +311,29 @@ def _messages(
         "code": finding.code,
         "diff": verifier.redactor(diff),
         "tool_calls": settings.verify_tool_calls,
+        "ticket": finding.ticket,
+        "ticket_quote": finding.ticket_quote,
+        "tickets": ticket_values(_tickets_of(finding, verifier.tickets)),
+        "verifying": True,
         "learnings": learnings,
     }
     values = map_strings(values, verifier.redactor)
-    values["fence"] = fence_for(values["title"] + values["body"] + values["code"] + values["diff"])
+    values["fence"] = fence_for(
+        values["title"] + values["body"] + values["code"] + values["diff"] + values["ticket_quote"]
+    )
     environment = verifier.environment
     system = environment.get_template(VERIFY_PROMPT_NAMES[0]).render(values)
     task = environment.get_template(VERIFY_PROMPT_NAMES[1]).render(values)
     return system, task
+
+
+def _tickets_of(finding: Finding, tickets: tuple[Ticket, ...]) -> list[Ticket]:
+    """What a finding's check is shown of the tickets: for an `intent` finding, the ticket
+    its quote is in, or every ticket read when its quote was in none (intent.py)."""
+    if finding.category != INTENT:
+        return []
+    read = [ticket for ticket in tickets if ticket.read]
+    return [t for t in read if t.key == finding.ticket] or read
 
 
 def verify_environment(root: Path, base: str) -> SandboxedEnvironment:

@@ -72,6 +72,8 @@ def review_command(args: argparse.Namespace) -> int:
 
 def _review_request(args: argparse.Namespace, *, keep_transcript: bool) -> ReviewRequest:
     """What `reviewer review` asks for, from its options: a review or its dry run."""
+    from reviewer.cli.sites import local_sites
+    from reviewer.context.tickets.model import TicketRequest
     from reviewer.review.prepare import ReviewRequest
 
     return ReviewRequest(
@@ -82,6 +84,7 @@ def _review_request(args: argparse.Namespace, *, keep_transcript: bool) -> Revie
         flags={"model": args.model, "fail_on": args.fail_on},
         config_path=args.config,
         keep_transcript=keep_transcript,
+        tickets=TicketRequest(named=tuple(args.ticket), sites=local_sites(os.environ)),
     )
 
 
@@ -144,19 +147,27 @@ def gitlab_command(args: argparse.Namespace) -> int:
 
 
 def _report_outputs(formats: list[str], outputs: list[str]) -> list[tuple[str, str]]:
-    """Pair each --format with its file: `FORMAT=FILE`, else the --output at its position."""
+    """Pair each --format with its file: `FORMAT=FILE`, else the --output at its position; an
+    --output with no --format at its position is the report its name says (docs/review.md)."""
     from reviewer.report import FORMATS
 
-    if len(outputs) > max(len(formats), 1):
-        raise ReviewerError("more --output than --format options; give one --format per file")
     pairs = []
-    for index, item in enumerate(formats or [_format_of(outputs[0] if outputs else "-")]):
-        name, _, path = item.partition("=")
-        if not path:
-            path = outputs[index] if index < len(outputs) else "-"
+    for index in range(max(len(formats), len(outputs), 1)):
+        output = outputs[index] if index < len(outputs) else None
+        if index >= len(formats):
+            pairs.append((_format_of(output or "-"), output or "-"))
+            continue
+        name, named, path = formats[index].partition("=")
+        if named and output is not None:
+            raise ReviewerError(
+                f"--format {formats[index]} names its file and --output {output} is in the same "
+                f"position; give one of them (--format {name} --output {output}, or "
+                f"--format {formats[index]} alone)"
+            )
+        pairs.append((name, path or output or "-"))
+    for name, _ in pairs:
         if name not in FORMATS:
             raise ReviewerError(f"unknown --format '{name}'; choose from {', '.join(FORMATS)}")
-        pairs.append((name, path))
     if sum(1 for _, path in pairs if path == "-") > 1:
         raise ReviewerError("only one report can go to stdout; give the others a file")
     return pairs

@@ -38,6 +38,8 @@ EXAMPLES: dict[str, Any] = {
     "path_instructions": {"migrations/**": "Every migration must be reversible."},
     "max_cost": 2.5,
     "verify_model": "gpt-4o-mini",
+    "jira_url": "https://acme.atlassian.net",
+    "jira_projects": ["PAY", "OPS"],
     "prices": {"my-azure-deployment": {"input": 2.5, "cached_input": 1.25, "output": 10.0}},
 }
 

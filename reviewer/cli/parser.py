@@ -83,8 +83,9 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         metavar="FILE",
         help=(
-            "file for the format given in the same position ('-' for stdout); without "
-            "--format, the file's name says the format (.json, .sarif, .md, .rdjson, .txt)"
+            "file for the format given in the same position ('-' for stdout); with no "
+            "--format there, the file's name says the format (.json, .sarif, .md, .rdjson, "
+            ".txt)"
         ),
     )
     review.add_argument(
@@ -93,6 +94,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="exit 1 when a finding is at or above this severity (default: none)",
     )
     review.add_argument("--model", help="model name (or REVIEWER_MODEL)")
+    review.add_argument(
+        "--ticket",
+        action="append",
+        default=[],
+        metavar="KEY|URL",
+        help="a ticket the change is for, besides those its commits name: a Jira key (PAY-42, "
+        "read from jira_url) or an issue URL of GitHub or GitLab (read with GITHUB_TOKEN or "
+        "GITLAB_TOKEN, on their own host only); repeat for several",
+    )
     review.add_argument(
         "--config", type=Path, help="settings file to use instead of the repository's"
     )

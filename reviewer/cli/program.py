@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from reviewer.cli.parser import build_parser
-from reviewer.errors import ExitCode, ReviewerError
+from reviewer.errors import ExitCode, ReviewerError, unexpected_error_line
 from reviewer.safety.sinks import log
 from reviewer.settings.variables import DEBUG_VARIABLE
 
@@ -37,13 +37,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         # A defect, not bad input; still exit 2 (could not complete), because exit 1 means
         # "findings" to a gate and Python's own exit for an uncaught error is 1.
-        from reviewer.safety.redact import environment_redactor
-
-        said = environment_redactor()(str(exc)).strip().splitlines()
-        log(
-            f"error: unexpected {type(exc).__name__}: {said[0][:300] if said else ''} "
-            f"(a defect in reviewer; {DEBUG_VARIABLE}=1 shows the traceback)"
-        )
+        log(f"error: {unexpected_error_line(exc)}")
         if os.environ.get(DEBUG_VARIABLE):
             traceback.print_exc()
         return int(ExitCode.INCOMPLETE)

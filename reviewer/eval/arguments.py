@@ -59,8 +59,8 @@ def add_eval_parser(commands: Any) -> argparse.ArgumentParser:
         "--transcripts",
         type=Path,
         metavar="DIR",
-        help="write the transcript of each review run now to DIR/CASE.jsonl (a review "
-        "taken from the cache has none)",
+        help="write the transcript of each review run now to DIR/CASE-HASH.jsonl (the case "
+        "id as a file name, and a hash of it; a review taken from the cache has none)",
     )
     evaluate.add_argument(
         "--allow-errors",

@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from reviewer.context.tickets.model import Ticket
+
 SIDES = ("RIGHT", "LEFT")
 
 
@@ -37,6 +39,9 @@ class EvalCase:
     # The pull request's title and body, given to the review as untrusted information.
     title: str = ""
     description: str = ""
+    # The tickets the change is for, with their text (no tracker is asked in an evaluation):
+    # shown to the review as a ticket read from its tracker would be (`tickets = "off"`: not).
+    tickets: tuple[Ticket, ...] = ()
     # The team's learnings (.reviewer/learnings.md's text) the review is given in place of
     # the file at the case's base; None: the base's own file (if any).
     learnings: str | None = None

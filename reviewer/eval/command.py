@@ -45,7 +45,7 @@ def eval_command(args: argparse.Namespace) -> int:
     cache_dir = (args.cache or default_cache()).resolve()
     out = checked_out(args.out)
     if args.transcripts is not None:
-        checked_out(args.transcripts, "--transcripts", "transcripts", "CASE.jsonl")
+        checked_out(args.transcripts, "--transcripts", "transcripts", "CASE-HASH.jsonl")
     flags = {"model": args.model}
     judge = _judge(args, flags) if args.judge == "llm" else None
     datasets = _datasets(args, cache_dir, say)
@@ -54,7 +54,7 @@ def eval_command(args: argparse.Namespace) -> int:
     if shard:
         cases = shard.take(cases)
         say(f"eval: shard {shard.index}/{shard.count}: {len(cases)} of {plural(picked, 'case')}")
-    say(f"eval: {len(cases)} cases, {args.jobs} at a time; cache {cache_dir}")
+    say(f"eval: {plural(len(cases), 'case')}, {args.jobs} at a time; cache {cache_dir}")
     runs = run_cases(
         cases,
         RunOptions(
@@ -107,9 +107,10 @@ def _datasets(args: argparse.Namespace, cache_dir: Path, say: object) -> list[tu
     from reviewer.eval.formats import detect_format
 
     token = os.environ.get("GITHUB_TOKEN") or None
+    # Every path and its format before anything is built or fetched for the first one.
+    rows = [(path, detect_format(path, args.dataset_format)) for path in args.datasets]
     loaded = []
-    for path in args.datasets:
-        row = detect_format(path, args.dataset_format)
+    for path, row in rows:
         dataset = load_dataset(path, cache_dir=cache_dir, token=token, log=say, wanted=row.name)
         loaded.append((dataset, row.name))
     if args.from_history:

@@ -41,6 +41,7 @@ def compare(a: dict[str, Any], b: dict[str, Any], names: tuple[str, str]) -> str
         ("cases scored", a["cases_scored"], b["cases_scored"]),
         ("cases errored", a["cases_errored"], b["cases_errored"]),
         ("review tokens", _tokens(a), _tokens(b)),
+        ("tickets shown", a["usage"].get("tickets_shown"), b["usage"].get("tickets_shown")),
         ("verification tokens", _tokens(a, "verification"), _tokens(b, "verification")),
         ("review seconds", a["usage"]["review_seconds"], b["usage"]["review_seconds"]),
     ]
@@ -61,7 +62,11 @@ def _produced_by(results: dict[str, Any]) -> str:
     datasets = ", ".join(f"{d['name']} {d['version']}" for d in results["datasets"])
     judge = results["judge"]
     judged = judge["model"] if judge["kind"] == "llm" else "location"
-    return f"reviewer model {results['reviewer']['model']}, judge {judged}, dataset {datasets}"
+    tickets = ", ".join(results["reviewer"].get("tickets") or ["auto"])
+    return (
+        f"reviewer model {results['reviewer']['model']}, tickets {tickets}, judge {judged}, "
+        f"dataset {datasets}"
+    )
 
 
 def _tokens(results: dict[str, Any], stage: str = "review") -> int:

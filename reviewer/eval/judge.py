@@ -18,6 +18,7 @@ from reviewer.errors import ReviewerError
 from reviewer.eval.cases import ExpectedIssue
 from reviewer.findings import Usage
 from reviewer.llm import ChatModel, Connection, ServerProfile
+from reviewer.safety.model_json import read_json_prefix
 from reviewer.settings.config import Settings
 
 JUDGE_SYSTEM = """\
@@ -204,12 +205,11 @@ def parse_verdict(content: str) -> Verdict:
 
 def _objects(text: str) -> list[dict[str, Any]]:
     sources = [m.group(1) for m in _FENCE.finditer(text)] + [text]
-    decoder = json.JSONDecoder()
     found = []
     for source in sources:
         for start in (i for i, char in enumerate(source) if char == "{"):
-            try:
-                value, _end = decoder.raw_decode(source, start)
+            try:  # bounded (nesting, numbers, a key twice): the judge is a model too
+                value, _end = read_json_prefix(source, start)
             except ValueError:
                 continue
             if isinstance(value, dict):

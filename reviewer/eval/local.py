@@ -25,9 +25,11 @@ import os
 import shutil
 import subprocess
 import tempfile
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from reviewer.context.tickets.model import Ticket
 from reviewer.errors import ReviewerError, json_problem
 from reviewer.eval.cases import SIDES, Dataset, EvalCase, ExpectedIssue
 from reviewer.findings import Severity
@@ -37,8 +39,10 @@ FORMAT_TAG = "reviewer-eval"
 SEVERITY_NAMES = tuple(severity.value for severity in Severity)
 WHAT = 'a JSON file with "format": "reviewer-eval"'
 _CASE_KEYS = frozenset(
-    {"id", "repo", "base", "head", "commits", "title", "description", "repository", "expected"}
-) | {"learnings"}
+    {"id", "repo", "base", "head", "commits", "title", "description", "repository", "expected",
+     "tickets", "learnings"}
+)  # fmt: skip
+_TICKET_KEYS = frozenset({"key", "title", "text", "url", "status"})
 _ISSUE_KEYS = frozenset({"description", "severity", "path", "lines", "side"})
 # Every built repository has the same author and clock: same input, same commit ids.
 _IDENTITY = "reviewer-eval <eval@reviewer.invalid>"
@@ -67,16 +71,34 @@ def load_local(path: Path, *, cache_dir: Path, token: str | None, log: Any) -> D
     cases = data.get("cases")
     if not isinstance(cases, list) or not cases:
         raise ReviewerError(f'{path}: "cases" must be a non-empty list')
-    loaded = tuple(
-        _case(case, f"{path}: case {number}", path.parent, cache_dir, log)
-        for number, case in enumerate(cases, 1)
-    )
-    ids = [case.id for case in loaded]
+    # The whole file is checked before any repository is built: a mistake in the last case
+    # is one line, not a line after the repositories of every case before it.
+    checked = [
+        _case(case, f"{path}: case {number}", path.parent) for number, case in enumerate(cases, 1)
+    ]
+    ids = [item.case.id for item in checked]
     if len(set(ids)) != len(ids):
         duplicate = next(i for i in ids if ids.count(i) > 1)
         raise ReviewerError(f"{path}: case id '{duplicate}' is used twice; ids must be unique")
+    loaded = tuple(item.built(cache_dir / "repos", log) for item in checked)
     version = str(data.get("version") or hashlib.sha256(raw).hexdigest()[:12])
     return Dataset(str(data.get("name") or path.stem), version, loaded)
+
+
+@dataclass(frozen=True)
+class _CheckedCase:
+    """A case read and checked; its repository is built (when it describes one) later."""
+
+    case: EvalCase
+    where: str
+    # The fast-import stream of the commits it describes; None when it names a repository.
+    stream: bytes | None = None
+
+    def built(self, parent: Path, log: Any) -> EvalCase:
+        if self.stream is None:
+            return self.case
+        repo, base, head = build_repository(self.stream, parent, self.where, log)
+        return replace(self.case, repo=repo, base=base, head=head)
 
 
 def _checked(data: Any, where: str, what: str, keys: frozenset[str]) -> dict[str, Any]:
@@ -89,16 +111,18 @@ def _checked(data: Any, where: str, what: str, keys: frozenset[str]) -> dict[str
     return data
 
 
-def _case(data: Any, where: str, folder: Path, cache_dir: Path, log: Any) -> EvalCase:
+def _case(data: Any, where: str, folder: Path) -> _CheckedCase:
     data = _checked(data, where, "a case", _CASE_KEYS)
     case_id = data.get("id")
     if not isinstance(case_id, str) or not case_id.strip():
         raise ReviewerError(f'{where}: "id" is a non-empty string')
     where = f"{where} ('{case_id}')"
+    stream = None
     if "commits" in data:
         if "repo" in data or "base" in data or "head" in data:
             raise ReviewerError(f'{where}: give "commits" or "repo"/"base"/"head", not both')
-        repo, base, head = build_repository(data["commits"], cache_dir / "repos", where, log)
+        stream = commits_stream(data["commits"], where)
+        repo, base, head = Path(), "", ""  # built once the whole dataset is checked
         label = data.get("repository") or case_id
     else:
         for key in ("repo", "base", "head"):
@@ -117,7 +141,7 @@ def _case(data: Any, where: str, folder: Path, cache_dir: Path, log: Any) -> Eva
     learnings = data.get("learnings")
     if learnings is not None and not isinstance(learnings, str):
         raise ReviewerError(f'{where}: "learnings" is the text of a .reviewer/learnings.md')
-    return EvalCase(
+    case = EvalCase(
         id=case_id,
         repo=repo,
         base=base,
@@ -126,8 +150,30 @@ def _case(data: Any, where: str, folder: Path, cache_dir: Path, log: Any) -> Eva
         repository=str(label),
         title=str(data.get("title") or ""),
         description=str(data.get("description") or ""),
+        tickets=_tickets(data.get("tickets", []), where),
         learnings=learnings,
     )
+    return _CheckedCase(case, where, stream)
+
+
+def _tickets(data: Any, where: str) -> tuple[Ticket, ...]:
+    """A case's tickets: `[{"key", "title", "text", "url"?, "status"?}]`, keys unique."""
+    if not isinstance(data, list):
+        raise ReviewerError(f'{where}: "tickets" is a list of {{"key", "title", "text"}}')
+    tickets = []
+    for number, item in enumerate(data, 1):
+        item = _checked(item, f"{where}: ticket {number}", "a ticket", _TICKET_KEYS)
+        if not all(isinstance(item.get(k, ""), str) for k in _TICKET_KEYS):
+            raise ReviewerError(f"{where}: ticket {number}: every value is a string")
+        key, text = item.get("key", "").strip(), item.get("text", "")
+        if not key or not text.strip():
+            raise ReviewerError(f'{where}: ticket {number}: "key" and "text" are non-empty')
+        tickets.append(Ticket(key, item.get("url", ""), item.get("title", ""),
+                              item.get("status", ""), text, read=True))  # fmt: skip
+    keys = [t.key.upper() for t in tickets]
+    if len(set(keys)) != len(keys):
+        raise ReviewerError(f"{where}: two tickets have the same key")
+    return tuple(tickets)
 
 
 def _issue(data: Any, where: str) -> ExpectedIssue:
@@ -164,12 +210,16 @@ def _issue(data: Any, where: str) -> ExpectedIssue:
     )
 
 
-def build_repository(commits: Any, parent: Path, where: str, log: Any) -> tuple[Path, str, str]:
-    """A repository holding `commits` (built once; the folder is named by their hash), and
-    the ids of its first and last commit."""
+def commits_stream(commits: Any, where: str) -> bytes:
+    """The `git fast-import` stream of the commits a case describes, checked."""
     if not isinstance(commits, list) or len(commits) < 2:
         raise ReviewerError(f'{where}: "commits" is a list of at least two (base, then head)')
-    stream = _fast_import_stream(commits, where)
+    return _fast_import_stream(commits, where)
+
+
+def build_repository(stream: bytes, parent: Path, where: str, log: Any) -> tuple[Path, str, str]:
+    """A repository holding the commits of `stream` (built once; the folder is named by their
+    hash), and the ids of its first and last commit."""
     digest = hashlib.sha256(stream).hexdigest()[:16]
     target = parent / digest
     if not (target / ".git").is_dir():

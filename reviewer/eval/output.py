@@ -11,6 +11,7 @@ from reviewer.eval.markdown import render_report
 from reviewer.eval.results import write_json
 from reviewer.report import check_writable
 from reviewer.safety.sinks import log
+from reviewer.wording import plural
 
 
 def checked_out(
@@ -31,7 +32,7 @@ def finish(results: dict[str, Any], out: Path, *, allow_errors: bool) -> int:
     (out / "report.md").write_text(render_report(results), encoding="utf-8")
     primary = results["metrics"][results["primary"]]
     log(
-        f"eval: {results['cases_scored']} of {results['cases_total']} cases scored; "
+        f"eval: {results['cases_scored']} of {plural(results['cases_total'], 'case')} scored; "
         f"precision {_num(primary['precision'])}, recall {_num(primary['recall'])}, "
         f"F1 {_num(primary['f1'])} ({results['primary']} judge); wrote {out / 'results.json'} "
         f"and {out / 'report.md'}"
@@ -39,7 +40,8 @@ def finish(results: dict[str, Any], out: Path, *, allow_errors: bool) -> int:
     if results["cases_errored"]:
         listed = ", ".join(e["case"] for e in results["errors"][:10])
         more = "" if results["cases_errored"] <= 10 else ", ..."
-        log(f"error: {results['cases_errored']} cases could not be scored: {listed}{more}")
+        errored = plural(results["cases_errored"], "case")
+        log(f"error: {errored} could not be scored: {listed}{more}")
         if not allow_errors:
             return int(ExitCode.INCOMPLETE)
     return int(ExitCode.OK)

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from reviewer import __version__
+from reviewer.context.tickets.model import TicketRequest
 from reviewer.errors import ReviewerError
 from reviewer.eval import verification
 from reviewer.eval.cache import Cache, key_of
@@ -237,6 +238,7 @@ def _review(case: EvalCase, options: RunOptions) -> tuple[dict[str, Any], bool]:
         head,
         case.title,
         case.description,
+        [asdict(ticket) for ticket in case.tickets],
         case.repository,
         settings_json,
         prompts,
@@ -245,8 +247,10 @@ def _review(case: EvalCase, options: RunOptions) -> tuple[dict[str, Any], bool]:
     )
     stored = options.cache.get("reviews", key)
     info = ChangeInfo(case.title, case.description, case.repository)
+    # The case's tickets, as the review shows them (none with tickets = "off").
+    shown = case.tickets[: settings.max_tickets] if settings.tickets == "auto" else ()
+    context = StageInput(root, base, head, info, asked, (), shown, case.learnings)
     if stored is not None and (not stage or "finding_data" in stored):
-        context = StageInput(root, base, head, info, asked, (), case.learnings)
         return _after_review(stored, stage, context, options.cache), True
     review = run_review(
         ReviewRequest(
@@ -258,6 +262,8 @@ def _review(case: EvalCase, options: RunOptions) -> tuple[dict[str, Any], bool]:
             info=info,
             keep_transcript=options.transcripts is not None,
             announce_settings=False,
+            # The case's own tickets, with their text; no tracker is asked.
+            tickets=TicketRequest(given=case.tickets, detect=False),
             learnings=case.learnings,
         )
     )
@@ -289,12 +295,14 @@ def _review(case: EvalCase, options: RunOptions) -> tuple[dict[str, Any], bool]:
         "duration_seconds": result.duration_seconds,
         "tool_calls": result.tool_calls,
         "turns": result.turns,
+        # What the model was told the change is for (tickets = "off": nothing).
+        "tickets": settings.tickets,
+        "tickets_shown": sum(1 for ticket in result.tickets if ticket.read),
     }
     if stage:
         record["finding_data"] = [finding_data(f) for f in result.findings]
     if result.complete:
         options.cache.put("reviews", key, record)
-    context = StageInput(root, base, head, info, asked, (), case.learnings)
     return _after_review(record, stage, context, options.cache), False
 
 

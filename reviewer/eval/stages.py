@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from reviewer.context.tickets.model import Ticket
 from reviewer.findings import Finding, Severity, Usage
 from reviewer.review.context import ChangeInfo
 from reviewer.settings.config import Settings
@@ -47,6 +48,8 @@ class StageInput:
     info: ChangeInfo
     settings: Settings
     findings: tuple[Finding, ...]
+    # The tickets the review was shown (an intent finding's check is given its ticket).
+    tickets: tuple[Ticket, ...] = ()
     # The case's learnings text (None: the base's .reviewer/learnings.md), for the verifier.
     learnings: str | None = None
 

@@ -41,6 +41,7 @@ def verification_stage(given: StageInput) -> StageOutput:
         model=lambda own: chat_model(own, None, profile, connection, SUBMIT_VERDICT),
         environment=verify_environment(given.root, given.base),
         repository=given.info.repository,
+        tickets=given.tickets,
         learnings=load_learnings(given.root, given.base, settings.learnings, given.learnings),
     )
     checked = verify_findings(list(given.findings), settings, verifier)

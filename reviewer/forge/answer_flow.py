@@ -11,6 +11,7 @@ answered. Nothing here asks the model before every check has passed.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 
 from reviewer.errors import ExitCode, ReviewerError
 from reviewer.forge.asking import read_ask, refusal, reviewed_already
@@ -53,9 +54,10 @@ def answer_comment(
         return int(ExitCode.INCOMPLETE)
     if comment.author == pr.forge.bot_login:
         return _ignored(ci, "the comment is the bot's own")
-    ask = read_ask(comment.body, settings.mention, on_conversation=not comment.in_thread)
+    mention = mention_for(pr, settings)
+    ask = read_ask(comment.body, mention, on_conversation=not comment.in_thread)
     if ask is None:
-        why = f"the comment does not call {settings.mention} (outside code and quotes)"
+        why = f"the comment does not call {mention} (outside code and quotes)"
         return _ignored(ci, why)
     why_not = refusal(
         comment.author, pr.info.author, settings.answer_to, _writer(pr), pr.forge.noun
@@ -95,7 +97,11 @@ def _answer(pr: OpenChange, ci: CISide, env: Mapping[str, str], comment: Comment
     progress = Progress()
     try:
         answer = answer_question(
-            request_for(pr, ci, ReviewScope(None, None, f"the whole {forge.noun}"), env),
+            # An answer reads no ticket: its prompts do not show them.
+            replace(
+                request_for(pr, ci, ReviewScope(None, None, f"the whole {forge.noun}"), env),
+                tickets=None,
+            ),
             _question(pr, comment, prior),
             events=progress,
         )
@@ -104,7 +110,7 @@ def _answer(pr: OpenChange, ci: CISide, env: Mapping[str, str], comment: Comment
     redact = Redactor()
     with markdown_dialect(forge.dialect):
         if answer.text is None:
-            body = not_answered_body(answer.reason, redact=redact)
+            body = not_answered_body(answer.reason, comment.id, signer, redact=redact)
         else:
             body = answer_body(answer.text, comment.id, signer, redact=redact)
     if comment.in_thread:
@@ -178,6 +184,14 @@ def _text(pr: OpenChange, comment: Comment) -> str:
     if pr.forge.is_ours(comment.author) and pr.signer.read(last_line(body)):
         body = body.rstrip().rsplit("\n", 1)[0].rstrip()
     return body
+
+
+def mention_for(pr: OpenChange, settings: Settings) -> str:
+    """How a comment calls the bot: the `mention` setting when it is set, else the forge's
+    own (GitLab: the bot's username), else the setting's default."""
+    if "mention" in settings.model_fields_set:
+        return settings.mention
+    return pr.forge.own_mention or settings.mention
 
 
 def change_settings(pr: OpenChange, env: Mapping[str, str]) -> Settings:

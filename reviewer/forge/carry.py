@@ -70,7 +70,9 @@ def still_open(
             continue
         line, code = located
         end = item.end_line + (line - item.line) if item.end_line else None
-        placement, note, end = placement_of(change, item.path, line, end, item.side, False)
+        placement, note, end, unchanged = placement_of(
+            change, item.path, line, end, item.side, False
+        )
         found.append(
             Finding(
                 path=item.path,
@@ -85,6 +87,7 @@ def still_open(
                 fingerprint=item.fingerprint,
                 placement=placement,
                 placement_note=note,
+                on_unchanged_lines=unchanged,
                 code=code,
                 earlier=True,
             )

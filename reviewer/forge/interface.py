@@ -26,6 +26,7 @@ from enum import IntEnum
 from pathlib import Path
 from typing import Any, Protocol
 
+from reviewer.context.tickets.model import ForgeIssue
 from reviewer.errors import ReviewerError
 from reviewer.findings import Finding
 from reviewer.forge.signing import Signer
@@ -137,7 +138,9 @@ class InlineComment:
 class PostedReview:
     url: str
     posted: int  # inline comments that landed on their lines
-    refused: tuple[Finding, ...] = ()  # findings the forge refused inline (now in the body)
+    # Findings the forge refused inline: now in the review's body (GitHub) or in threads of
+    # their own (GitLab).
+    refused: tuple[Finding, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -153,6 +156,22 @@ class CommentEvent:
     on_change_request: bool  # False: an issue's comment (not a question for us)
 
 
+@dataclass(frozen=True)
+class PostingWords:
+    """What the log says a run posted, in the forge's own terms (posting.py): GitHub posts a
+    review of inline comments and a summary comment; GitLab, discussions on lines and a
+    summary note. `{lines}` and `{findings}` take counted nouns ("3 discussions")."""
+
+    on_lines: str  # what the comments on lines were: "a review with {lines}", "{lines}"
+    line_noun: str  # one comment on a line: "inline comment", "discussion"
+    elsewhere: str  # the refused ones: "{findings} in its body"
+    none_on_lines: str  # "no review", "no discussion"
+    summary: str  # "summary comment", "summary note"
+    first_url: str  # what the posted comments' URL is named by: "review", "discussions"
+    no_write: str  # why nothing could be posted, short: "read-only token"
+    no_write_long: str  # and in a sentence: "the token is read-only (a fork's pull request?)"
+
+
 class Commentable(Protocol):
     def accepts(self, path: str, side: str, line: int, start_line: int | None = None) -> bool:
         """Whether the forge takes an inline comment on `line` (from `start_line`) of
@@ -166,8 +185,14 @@ class ChangeRequestForge(Protocol):
     name: str  # "GitHub", "GitLab": said in messages ("GitHub refused their line anchors")
     noun: str  # "pull request", "merge request": what messages call the change request
     bot_login: str  # the login the adapter posts as (exact; may be read lazily)
+    # How people call the bot when the `mention` setting is not set: "" keeps the setting's
+    # default (`@reviewer`: a GitHub App cannot be mentioned); GitLab's bot is a user, so
+    # `@` and its username (`@reviewer` there would notify whoever has that name).
+    own_mention: str
     # What the summary says when the token may not resolve threads: how to allow it.
     cannot_resolve: str
+    # What the log calls what this forge got (closing_line).
+    words: PostingWords
     # Whose Markdown every body posted here is written in ("github", "gitlab": mdtext.py),
     # so the forge's own references and commands in untrusted text stay inert.
     dialect: str
@@ -220,6 +245,14 @@ class ChangeRequestForge(Protocol):
         """The lines the forge accepts inline comments on."""
         ...
 
+    def issue(self, repository: str, number: int) -> ForgeIssue:
+        """Issue `number` of `repository` (owner/name, group/project) on this forge, read
+        with the run's token: a ticket the change names. A pull request answered as an issue
+        (GitHub) says so (`is_change_request`); one whose text could reach people who may not
+        read it (confidential, or in another repository that is not public) says why
+        (`restricted`). A ForgeError (with its status) when it cannot be read."""
+        ...
+
     # --- writing (ReadOnlyToken when the token may not) ------------------------------------
 
     def post_review(
@@ -234,7 +267,8 @@ class ChangeRequestForge(Protocol):
         landed). `body_for(posted, refused)` is the review's text for `posted` comments on
         lines and the `refused` findings written out in full: an adapter whose forge refuses
         some anchors posts those in the body, so none is lost. A forge without a review
-        object (GitLab) posts the comments one by one and the body as a comment."""
+        object (GitLab) posts the comments one by one, and what it refuses as threads of
+        their own (its place named); it posts no body, and `refused` names them."""
         ...
 
     def upsert_summary(self, existing: Comment | None, body: str) -> str:
@@ -263,6 +297,8 @@ class CISide(Protocol):
     run_id: str  # this run, unique per attempt (in the review's marker)
     repository: str  # "owner/name" (the model is told which repository it reads)
     temp_dir: Path  # the job's temporary folder: the report's default place
+    # Where the findings are when nothing could be posted ("the job summary and annotations").
+    results_where: str
 
     def log(self, message: str) -> None:
         """One line in the job's log, from which the CI reads no command."""

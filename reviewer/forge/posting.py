@@ -15,6 +15,7 @@ from reviewer.forge.interface import (
     CISide,
     Comment,
     InlineComment,
+    PostingWords,
     ReadOnlyToken,
 )
 from reviewer.forge.signing import Signer
@@ -82,34 +83,41 @@ def post(
             posting.inline_comments, posting.in_review_body = review.posted, len(review.refused)
     except ReadOnlyToken as exc:
         posting.degraded = (
-            f"reviewer could not post on this {forge.noun}: the token is read-only (a fork's "
-            f"{forge.noun}?). The findings are in this job summary and in annotations."
+            f"reviewer could not post on this {forge.noun}: {forge.words.no_write_long}. The "
+            f"findings are in {ci.results_where}."
         )
         ci.warning(f"{posting.degraded} ({exc})")
     return posting
 
 
 def closing_line(
-    result: ReviewResult, posting: Posting, edits_summary: bool, opened: str, code: int
+    result: ReviewResult,
+    posting: Posting,
+    edits_summary: bool,
+    opened: str,
+    code: int,
+    words: PostingWords,
+    results_where: str,
 ) -> str:
-    """The run's last log line: its status, what it posted, what is open and where."""
+    """The run's last log line: its status, what it posted (in the forge's words), what is
+    open and where."""
     if posting.degraded:
-        posted = "posted nothing (read-only token): see the job summary and annotations"
+        posted = f"posted nothing ({words.no_write}): see {results_where}"
     else:
         if posting.review_url:
-            posted = f"posted a review with {plural(posting.inline_comments, 'inline comment')}"
+            lines = plural(posting.inline_comments, words.line_noun)
+            posted = "posted " + words.on_lines.format(lines=lines)
             if posting.in_review_body:
-                posted += f" ({plural(posting.in_review_body, 'finding')} in its body)"
+                findings = plural(posting.in_review_body, "finding")
+                posted += f" ({words.elsewhere.format(findings=findings)})"
         elif result.complete:
-            posted = "posted no review (no new finding to comment on a line)"
+            posted = f"posted {words.none_on_lines} (no new finding to comment on a line)"
         else:
-            posted = "posted no review (an incomplete review posts none)"
+            posted = f"posted {words.none_on_lines} (an incomplete review posts none)"
         if posting.summary_url:
-            posted += ", " + ("edited" if edits_summary else "created") + " the summary comment"
-    urls = [
-        f"{name} {url}"
-        for name, url in (("review", posting.review_url), ("summary", posting.summary_url))
-        if url
-    ]
+            done = "edited" if edits_summary else "created"
+            posted += f", {done} the {words.summary}"
+    named = ((words.first_url, posting.review_url), ("summary", posting.summary_url))
+    urls = [f"{name} {url}" for name, url in named if url]
     where = f"; {', '.join(urls)}" if urls else ""
     return f"done ({result.status}, exit {code}): {posted}; {opened}{where}"

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
+from reviewer.context.tickets.detect import forge_web
+from reviewer.context.tickets.model import ForgeSite, TicketRequest
 from reviewer.errors import ExitCode
 from reviewer.findings import Finding, ReviewResult, Severity
 from reviewer.forge.carry import still_open
@@ -104,7 +106,9 @@ def review_change(
     if highest is not None:
         opened += f", highest severity {highest.value}"
     ci.log(tokens_and_cost_text(result))
-    ci.log(closing_line(result, posting, existing is not None, opened, int(code)))
+    edited = existing is not None
+    words, where = pr.forge.words, ci.results_where
+    ci.log(closing_line(result, posting, edited, opened, int(code), words, where))
     return int(code)
 
 
@@ -165,6 +169,18 @@ def request_for(
         info=ChangeInfo(pr.info.title, pr.info.body, ci.repository),
         keep_transcript=False,
         announce_settings=False,
+        tickets=TicketRequest(branch=pr.info.head_ref, sites=(forge_site(pr, ci),)),
+    )
+
+
+def forge_site(pr: OpenChange, ci: CISide) -> ForgeSite:
+    """The forge the run is on, as the tickets see it: its web root (from the change
+    request's URL), the repository, and its issues read through the adapter."""
+    return ForgeSite(
+        kind="gitlab" if pr.forge.dialect == "gitlab" else "github",
+        web=forge_web(pr.info.url, ci.repository),
+        repository=ci.repository,
+        read=pr.forge.issue,
     )
 
 

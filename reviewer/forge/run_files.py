@@ -1,16 +1,19 @@
 """What a run on a change request leaves for the rest of the workflow besides what it posts:
 the report files (JSON, SARIF for code scanning, and Code Quality when REVIEWER_CODEQUALITY
-names a file) and the outputs that say what the
-review used and cost.
+names a file), the outputs that say what the review used and cost, and, when the run ends
+early for any reason, the forge's not-reviewed summary and outputs (`said_if_not_reviewed`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
+from reviewer.errors import ReviewerError, unexpected_error_line
 from reviewer.findings import ReviewResult
 from reviewer.report import check_writable, write_report
+from reviewer.safety.sinks import log
 
 REPORT_NAME = "reviewer-report.json"
 # How a boolean setting the CI passes as a variable reads as true (`full-review`, `dry-run`).
@@ -55,6 +58,22 @@ def write_run_files(
     return {**outputs, **usage_outputs(result)}
 
 
+def not_reviewed_result(reason: str, *, model: str, base: str, head: str) -> ReviewResult:
+    """What the reports of a run that could not review say (a fork's pipeline without the
+    model's key, ...): an incomplete review of nothing, `not reviewed: REASON`. Every format
+    says incomplete (the JSON `status`, SARIF's failed invocation, Code Quality's blocker),
+    never clean."""
+    return ReviewResult(
+        status="incomplete",
+        summary="",
+        findings=(),
+        model=model,
+        base=base,
+        head=head,
+        incomplete_reason=f"not reviewed: {reason}",
+    )
+
+
 def usage_outputs(result: ReviewResult) -> dict[str, str]:
     """`tokens`: what the server counted for this run's requests; `cost`: USD with four
     decimals, empty when the model has no price (the log and the reports say so)."""
@@ -63,3 +82,26 @@ def usage_outputs(result: ReviewResult) -> dict[str, str]:
         "tokens": str(result.usage.total_tokens),
         "cost": "" if cost is None else f"{cost:.4f}",
     }
+
+
+@contextmanager
+def said_if_not_reviewed(say: Callable[[str], None]) -> Iterator[None]:
+    """Around a forge's whole run (`reviewer github`, `reviewer gitlab`): whatever ends it early,
+    a ReviewerError or an exception nobody expected (a defect), is said where people look
+    (`say`: the forge's not-reviewed summary, `status` output and error line) in the one line
+    the log gets, then goes on to the one exit point (cli/program.py), which exits 2."""
+    try:
+        yield
+    except ReviewerError as exc:
+        _say(say, str(exc))
+        raise
+    except Exception as exc:
+        _say(say, unexpected_error_line(exc))
+        raise
+
+
+def _say(say: Callable[[str], None], line: str) -> None:
+    try:
+        say(line)
+    except Exception as failure:  # the run's own error is the one to exit with
+        log(f"error: could not say that the run did not review ({type(failure).__name__})")

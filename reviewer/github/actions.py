@@ -108,6 +108,7 @@ def load_context(environ: Mapping[str, str]) -> ActionsContext:
             f"`reviewer github` reviews pull requests (events: {', '.join(SUPPORTED_EVENTS)}); "
             f"this run is '{event_name or 'unknown'}'"
         )
+    _check_payload_matches(event_name, event, event_path)
     if event_name in COMMENT_EVENTS:
         pull, comment = _comment(event_name, event)
     else:
@@ -143,6 +144,49 @@ def _read_event(path: Path) -> dict[str, Any]:
     if not isinstance(event, dict):
         raise ReviewerError(f"the event file {path} does not hold an object")
     return event
+
+
+# What tells the supported events' payloads apart (research: conversation-and-formats.md,
+# "Events"; protocols.md 1.2): a comment event's has `comment`, with the `issue` for
+# issue_comment or the `pull_request` for a review comment; a pull_request(_target) event's
+# has `pull_request` and no comment; workflow_dispatch's has `inputs` or `workflow`.
+_PAYLOAD_KINDS = {
+    "pull_request": "a pull request event (opened, synchronize, ...)",
+    "pull_request_review_comment": "a review comment",
+    "issue_comment": "a comment on the conversation",
+    "workflow_dispatch": "a manual run (workflow_dispatch)",
+}
+
+
+def _payload_kind(event: Mapping[str, Any]) -> str | None:
+    """The event a payload is of, by its keys; None when they do not say."""
+    on_pull = isinstance(event.get("pull_request"), dict)
+    if isinstance(event.get("comment"), dict):
+        if isinstance(event.get("issue"), dict):
+            return "issue_comment"
+        return "pull_request_review_comment" if on_pull else None
+    if on_pull:
+        return "pull_request"
+    if "inputs" in event or "workflow" in event:
+        return "workflow_dispatch"
+    return None
+
+
+def _check_payload_matches(event_name: str, event: Mapping[str, Any], event_path: str) -> None:
+    """GitHub writes GITHUB_EVENT_NAME and the event file of one run; when they disagree (a
+    shell that kept the name of an earlier run, a copied file) the run would do what the
+    name says with what the file holds: review where a comment asked a question, or the
+    reverse. Refused."""
+    kind = _payload_kind(event)
+    expected = "pull_request" if event_name == "pull_request_target" else event_name
+    if kind is None or kind == expected:
+        return
+    raise ReviewerError(
+        f"GITHUB_EVENT_NAME is '{event_name}' but the event file {event_path} holds "
+        f"{_PAYLOAD_KINDS[kind]} ('{kind}'): they are not of the same run; set "
+        "GITHUB_EVENT_NAME to the file's event (with the fake GitHub: source its --env file "
+        "again after `act --trigger` or `push`)"
+    )
 
 
 def _pull_request(
@@ -310,6 +354,7 @@ class ActionsCI:
         self.repository = context.repository
         # The runner's temporary folder, outside the checkout.
         self.temp_dir = Path(env.get("RUNNER_TEMP") or ".")
+        self.results_where = "the job summary and annotations"
 
     def log(self, message: str) -> None:
         log(message)

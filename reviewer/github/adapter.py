@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from reviewer.context.tickets.model import ForgeIssue
 from reviewer.errors import ReviewerError
 from reviewer.findings import Finding
 from reviewer.forge.fetch import ensure_commits
@@ -18,6 +19,7 @@ from reviewer.forge.interface import (
     OpenChange,
     Permission,
     PostedReview,
+    PostingWords,
     ReviewThread,
 )
 from reviewer.forge.signing import Signer
@@ -35,12 +37,27 @@ CANNOT_RESOLVE = (
 )
 
 
+# What the log says a run posted on GitHub.
+WORDS = PostingWords(
+    on_lines="a review with {lines}",
+    line_noun="inline comment",
+    elsewhere="{findings} in its body",
+    none_on_lines="no review",
+    summary="summary comment",
+    first_url="review",
+    no_write="read-only token",
+    no_write_long="the token is read-only (a fork's pull request?)",
+)
+
+
 class GitHubPull:
     """One pull request, as the core's ChangeRequestForge."""
 
     name = "GitHub"
     noun = "pull request"
     cannot_resolve = CANNOT_RESOLVE
+    words = WORDS
+    own_mention = ""  # the `mention` setting's default: an App cannot be mentioned
     dialect = "github"
 
     def __init__(self, client: GitHubClient, pull: Any) -> None:  # PyGithub's PullRequest
@@ -93,6 +110,12 @@ class GitHubPull:
 
     def commentable(self) -> Commentable:
         return self.client.commentable(self.pull)
+
+    def issue(self, repository: str, number: int) -> ForgeIssue:
+        """GitHub "Get an issue": a pull request is also an issue there (its `pull_request`
+        key, docs.github.com/rest/issues/issues#get-an-issue), and is no ticket."""
+        found, public = self.client.issue(repository, number)
+        return _forge_issue(found, public, repository)
 
     def post_review(
         self,
@@ -157,6 +180,32 @@ def _line_comment(item: Any) -> Comment:
         side=item.side or "RIGHT",
         raw=item,
     )
+
+
+def _forge_issue(found: Any, public: bool, repository: str) -> ForgeIssue:
+    return ForgeIssue(
+        title=found.title or "",
+        body=found.body or "",
+        state=found.state or "",
+        url=found.html_url or "",
+        is_change_request=found.pull_request is not None,
+        restricted="" if public else (
+            f"an issue of {repository}, which is not public: its text could reach people who "
+            "may not read it"
+        ),
+    )  # fmt: skip
+
+
+def issue_reader(api_url: str, token: str) -> Callable[[str, int], ForgeIssue]:
+    """A local run's reader of the GitHub issues named with --ticket (the user's own token
+    and choice: each issue is read as its own repository's)."""
+
+    def read(repository: str, number: int) -> ForgeIssue:
+        client = GitHubClient(api_url, token, repository, signer=Signer.from_secret("", "local"))
+        found, public = client.issue(repository, number)
+        return _forge_issue(found, public, repository)
+
+    return read
 
 
 def _anchored(comment: InlineComment) -> dict[str, Any]:

@@ -194,6 +194,20 @@ class GitHubClient:
         """Every comment of the pull request's conversation, oldest first."""
         return self._read(lambda: list(pull.get_issue_comments()), "read the PR's comments")
 
+    def issue(self, repository: str, number: int) -> tuple[Any, bool]:
+        """Issue `number` of `repository` (PyGithub's Issue, fetched), and whether everyone
+        may read it: true in this run's own repository (whoever sees the pull request sees
+        its issues), else whether that repository is public (one more request)."""
+        own = repository.lower() == self.repository.lower()
+
+        def read() -> tuple[Any, bool]:
+            repo = self._repo if own else self.gh.get_repo(repository)
+            issue = repo.get_issue(number)
+            _ = issue.title  # a lazy object is fetched here, inside the retry
+            return issue, own or not repo.private
+
+        return self._read(read, f"read issue {repository}#{number}")
+
     def permission(self, login: str) -> str:
         """`admin`, `write`, `read` or `none`: what `login` may do in the repository, as GitHub
         folds roles (`maintain` is write, `triage` read). Asked once per login and run."""

@@ -12,10 +12,10 @@ from collections.abc import Mapping
 from functools import partial
 from pathlib import Path
 
-from reviewer.errors import ReviewerError
 from reviewer.forge.answer_flow import answer_comment
 from reviewer.forge.dry_run import dry_run_asked, plan_change
 from reviewer.forge.review_flow import review_change
+from reviewer.forge.run_files import said_if_not_reviewed
 from reviewer.github.actions import (
     ActionsCI,
     add_mask,
@@ -34,9 +34,10 @@ def run_github(environ: Mapping[str, str] | None = None) -> int:
     env = os.environ if environ is None else environ
     if env.get("GITHUB_ACTIONS") == "true":
         # Only the runner reads these; anywhere else they would print the secrets.
-        for name in ("GITHUB_TOKEN", "OPENAI_API_KEY", "REVIEWER_STATE_KEY"):
+        for name in ("GITHUB_TOKEN", "OPENAI_API_KEY", "REVIEWER_STATE_KEY",
+                     "REVIEWER_JIRA_TOKEN", "JIRA_API_TOKEN"):  # fmt: skip
             add_mask(env.get(name))
-    try:
+    with said_if_not_reviewed(partial(_say_not_reviewed, env)):
         context = load_context(env)
         ci = ActionsCI(context, env)
         pull = partial(open_pull, context, env)
@@ -47,9 +48,6 @@ def run_github(environ: Mapping[str, str] | None = None) -> int:
             return plan_change(pull, ci, env)
         ci.require_model_key()
         return review_change(pull, ci, env)
-    except ReviewerError as exc:
-        _say_not_reviewed(env, str(exc))
-        raise
 
 
 def _say_not_reviewed(env: Mapping[str, str], message: str) -> None:

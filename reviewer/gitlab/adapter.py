@@ -2,20 +2,21 @@
 request read and written through the client (client.py).
 
 GitLab has no review object: each inline finding is a discussion with a position, posted one
-by one; what GitLab refuses (its 400 on a position) is written into the note that stands for
-the review's body, so nothing is lost. A finding's anchor (path, side, line) becomes GitLab's
-line by its role, from the merge request's own diff: an added line `new_line`, a removed line
-`old_line`, an unchanged line both. GitLab's roles map onto the neutral permissions: Guest
-READ, Reporter TRIAGE, Developer WRITE (may dismiss, like GitHub's write), Maintainer
-MAINTAIN, Owner ADMIN.
+by one, and the summary note is the run's only other note; a finding whose position GitLab
+refuses is a discussion of its own without one, its place named, so nothing is lost. A
+finding's anchor (path, side, line) becomes GitLab's line by its role, from the merge
+request's own diff, and a range's ends GitLab's line codes (lines.py). GitLab's roles map
+onto the neutral permissions: Guest READ, Reporter TRIAGE, Developer WRITE (may dismiss, like
+GitHub's write), Maintainer MAINTAIN, Owner ADMIN.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from typing import Any
 
-from reviewer.change import parse_hunks
+from reviewer.context.tickets.model import ForgeIssue
 from reviewer.findings import Finding
 from reviewer.forge.interface import (
     THUMBS_DOWN,
@@ -24,13 +25,15 @@ from reviewer.forge.interface import (
     InlineComment,
     Permission,
     PostedReview,
+    PostingWords,
     ReadOnlyToken,
     ReviewThread,
     ThreadComment,
 )
 from reviewer.forge.signing import Signer
 from reviewer.gitlab import client as gl
-from reviewer.report.github import comment_fingerprint, review_marker_of
+from reviewer.gitlab.lines import LineMap
+from reviewer.report.github import comment_fingerprint, off_line_body, review_marker_of
 
 # GitLab's access levels (docs.gitlab.com/api/members/#roles) onto the neutral permissions.
 PERMISSIONS = {
@@ -43,6 +46,23 @@ PERMISSIONS = {
 }
 # GitLab's award emoji names onto the core's reaction names.
 REACTIONS = {"thumbsdown": THUMBS_DOWN, "thumbsup": "+1"}
+# Why a finding's thread is not on its line (said first in that thread).
+NOT_ON_DIFF = "GitLab did not take it on its line of the merge request's diff"
+MOVED = "the merge request's head moved while this run reviewed it"
+# What the log says a run posted on GitLab: discussions and notes, GitLab's own words.
+WORDS = PostingWords(
+    on_lines="{lines} on lines",
+    line_noun="discussion",
+    elsewhere="{findings} in discussions of their own, not taken on their lines",
+    none_on_lines="no discussion",
+    summary="summary note",
+    first_url="discussions",
+    no_write="this job may not post",
+    no_write_long=(
+        "this job may not post on it (a fork's pipeline, no token, or a token without the api "
+        "scope)"
+    ),
+)
 CANNOT_RESOLVE = (
     "The threads of fixed findings stay open: the token's user cannot resolve threads. GitLab "
     "allows that from the Developer role: give the project access token that role or above."
@@ -54,44 +74,6 @@ def gitlab_suggestion(finding: Finding) -> str:
     (docs.gitlab.com/user/project/merge_requests/reviews/suggestions/); a range's thread sits
     on its last line, so its suggestion reaches back to its first."""
     return f"suggestion:-{finding.last_line - finding.line}+0"
-
-
-class LineMap:
-    """The merge request's diff as GitLab anchors on it: per (path, side, line) the pair
-    (old_line, new_line) GitLab wants and the hunk it is in."""
-
-    def __init__(self, files: Sequence[tuple[str, str, str]]) -> None:
-        self._lines: dict[tuple[str, str, int], tuple[int | None, int | None, int]] = {}
-        self.old_paths: dict[str, str] = {}
-        for old_path, new_path, patch in files:
-            self.old_paths[new_path] = old_path
-            hunks, _, _ = parse_hunks(patch.encode("utf-8", "surrogateescape"), new_path)
-            for index, hunk in enumerate(hunks):
-                for line in hunk.lines:
-                    pair = (line.old_line, line.new_line, index)
-                    if line.new_line is not None:
-                        self._lines[(new_path, "RIGHT", line.new_line)] = pair
-                    if line.old_line is not None:
-                        self._lines[(new_path, "LEFT", line.old_line)] = pair
-
-    def accepts(self, path: str, side: str, line: int, start_line: int | None = None) -> bool:
-        end = self._lines.get((path, side, line))
-        if end is None:
-            return False
-        start = self._lines.get((path, side, start_line)) if start_line is not None else end
-        return start is not None and start[2] == end[2]
-
-    def position(self, finding: Finding) -> gl.Position | None:
-        """Where GitLab takes the finding's thread, or None when the diff has no such line."""
-        end = self._lines.get((finding.path, finding.side, finding.last_line))
-        if end is None:
-            return None
-        start = None
-        if finding.end_line and finding.end_line != finding.line:
-            first = self._lines.get((finding.path, finding.side, finding.line))
-            start = (first[0], first[1]) if first is not None else None
-        old_path = self.old_paths.get(finding.path, finding.path)
-        return gl.Position(old_path, finding.path, end[0], end[1], start=start)
 
 
 @contextmanager
@@ -109,6 +91,7 @@ class GitLabMergeRequest:
     name = "GitLab"
     noun = "merge request"
     cannot_resolve = CANNOT_RESOLVE
+    words = WORDS
     dialect = "gitlab"
 
     def __init__(self, client: gl.GitLabClient, signer: Signer) -> None:
@@ -122,6 +105,12 @@ class GitLabMergeRequest:
     @property
     def bot_login(self) -> str:
         return self.client.me()[1]
+
+    @property
+    def own_mention(self) -> str:
+        """The bot's own username (GET /user of the token): `@reviewer` could notify a real
+        GitLab user of that name, and would not call the bot."""
+        return f"@{self.bot_login}"
 
     @property
     def info(self) -> gl.MergeRequestInfo:
@@ -158,7 +147,7 @@ class GitLabMergeRequest:
     def permission(self, login: str) -> Permission:
         if login not in self._permissions:
             if not self._user_ids:
-                self._discussions()  # learns the ids of everyone who wrote a note
+                self._discussions()  # learns the ids of everyone who acted
             user_id = self._user_ids.get(login)
             level = self.client.access_level(user_id) if user_id is not None else 0
             self._permissions[login] = PERMISSIONS.get(level, Permission.NONE)
@@ -167,8 +156,13 @@ class GitLabMergeRequest:
     # --- reading ---------------------------------------------------------------------------
 
     def _discussions(self) -> list[gl.DiscussionInfo]:
+        """The discussions; on the way, the ids of everyone who acted in them (a note, an
+        award, a resolve: a note's `resolved_by` is a user object with its `id`), the only
+        way to ask GitLab for a person's role."""
         discussions = self.client.discussions()
         for discussion in discussions:
+            if discussion.resolved_by and discussion.resolved_by_id is not None:
+                self._user_ids[discussion.resolved_by] = discussion.resolved_by_id
             for note in discussion.notes:
                 self._user_ids[note.author] = note.author_id
                 for award in note.awards:
@@ -188,11 +182,13 @@ class GitLabMergeRequest:
         ]
 
     def line_comments(self) -> list[Comment]:
+        """The comments of every thread: on lines, and the bot's findings GitLab did not
+        take on their lines (threads without a position)."""
         comments = []
         for discussion in self._discussions():
-            if discussion.position is None:
+            if discussion.individual_note:
                 continue
-            position = discussion.position
+            position = discussion.position or {}
             new_line, old_line = position.get("new_line"), position.get("old_line")
             for index, note in enumerate(discussion.notes):
                 comments.append(
@@ -205,7 +201,7 @@ class GitLabMergeRequest:
                         is_root=index == 0,
                         path=position.get("new_path"),
                         line=new_line or old_line,
-                        side="RIGHT" if new_line else "LEFT",
+                        side="LEFT" if old_line and not new_line else "RIGHT",
                         raw=note,
                     )
                 )
@@ -240,6 +236,12 @@ class GitLabMergeRequest:
                     found |= marker[1]
         return found
 
+    def issue(self, repository: str, number: int) -> ForgeIssue:
+        """A project's issue; a confidential one, or one of another project that is not
+        public, is named but not read: its text could reach people who may not see it."""
+        found, shared = self.client.issue(repository, number)
+        return _forge_issue(found, shared, repository)
+
     def commentable(self) -> LineMap:
         if self._lines is None:
             self._lines = LineMap(self.client.diffs())
@@ -254,25 +256,38 @@ class GitLabMergeRequest:
         body_for: Callable[[int, Sequence[Finding]], str],
         run_id: str,
     ) -> PostedReview:
-        """Each inline finding as a discussion on its line; what GitLab refuses, and a head
-        that moved since the run started, go into the body (a note): nothing is lost."""
+        """Each inline finding as a discussion on its line. GitLab has no review object and
+        notifies everyone on the merge request of every note, so no note stands for the
+        review (`body_for` is not used): the summary note says it all. A finding GitLab does
+        not take on its line (a position it refuses, a head that moved since the run
+        started) is a discussion of its own, its place named and its text in full: nothing
+        is lost, and it is a thread like the others (resolved, 👎, replied to, fixed).
+
+        Every body ends with its finding's signed fingerprint: a retried POST looks for that
+        exact body before posting it again (client.py), and the next run reads it as posted
+        (`posted_fingerprints`). That per-note marker is the run's mark on GitLab."""
         info = self.client.merge_request()
-        refused: list[Finding] = []
-        posted = 0
+        refused: list[tuple[InlineComment, str]] = []
+        urls: list[str] = []
         with _writing():
             for comment in comments:
                 position = self.commentable().position(comment.finding)
                 if position is None or info.sha != head_sha:
-                    refused.append(comment.finding)
+                    refused.append((comment, MOVED if position else NOT_ON_DIFF))
                     continue
                 try:
-                    self.client.post_discussion(comment.body, position, info.diff_refs)
+                    posted = self.client.post_discussion(comment.body, position, info.diff_refs)
                 except gl.RefusedPosition:
-                    refused.append(comment.finding)
+                    refused.append((comment, NOT_ON_DIFF))
                 else:
-                    posted += 1
-            note = self.client.create_note(body_for(posted, refused))
-        return PostedReview(self._url(note.id), posted, tuple(refused))
+                    urls.append(self._url(posted.notes[0].id))
+            on_lines = len(urls)
+            for comment, reason in refused:
+                body = off_line_body(comment.finding, comment.body, reason)
+                urls.append(self._url(self.client.post_discussion(body, None, info.diff_refs)
+                                      .notes[0].id))  # fmt: skip
+        url = urls[0] if urls else ""
+        return PostedReview(url, on_lines, tuple(comment.finding for comment, _ in refused))
 
     def upsert_summary(self, existing: Comment | None, body: str) -> str:
         with _writing():
@@ -303,3 +318,33 @@ def _thread_comment(note: gl.NoteInfo) -> ThreadComment:
     return ThreadComment(
         note.id, note.author, note.body, {k: tuple(v) for k, v in reactions.items()}
     )
+
+
+def _forge_issue(found: dict[str, Any], shared: bool, repository: str) -> ForgeIssue:
+    """A confidential issue, or one of another project that is not public, is named but not
+    read: its text could reach people who may not see it."""
+    restricted = ""
+    if found.get("confidential"):
+        restricted = "a confidential issue: its text could reach people who may not see it"
+    elif not shared:
+        restricted = (
+            f"an issue of {repository}, which is not public: its text could reach people "
+            "who may not see it"
+        )
+    return ForgeIssue(
+        title=str(found.get("title") or ""),
+        body=str(found.get("description") or ""),
+        state=str(found.get("state") or ""),
+        url=str(found.get("web_url") or ""),
+        restricted=restricted,
+    )
+
+
+def issue_reader(server_url: str, token: str) -> Callable[[str, int], ForgeIssue]:
+    """A local run's reader of the GitLab issues named with --ticket (the user's token)."""
+
+    def read(repository: str, number: int) -> ForgeIssue:
+        found, shared = gl.GitLabClient(server_url, token, repository, 0).issue(repository, number)
+        return _forge_issue(found, shared, repository)
+
+    return read

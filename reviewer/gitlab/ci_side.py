@@ -18,6 +18,7 @@ from pathlib import Path
 
 from reviewer.errors import ReviewerError
 from reviewer.findings import Finding, sort_findings
+from reviewer.forge.run_files import REPORT_NAME, not_reviewed_result, write_run_files
 from reviewer.gitlab.ci import GitLabJob
 from reviewer.safety.redact import Redactor
 from reviewer.safety.sinks import data_name
@@ -34,6 +35,25 @@ _NOT_A_NAME = re.compile(r"[^A-Z0-9_]")
 def reports_folder(job: GitLabJob, env: Mapping[str, str]) -> Path:
     """REVIEWER_REPORTS_DIR, else `reviewer-reports` in the project's checkout."""
     return Path(env.get("REVIEWER_REPORTS_DIR") or Path(job.project_dir) / REPORTS_FOLDER)
+
+
+def report_paths(job: GitLabJob, env: Mapping[str, str]) -> dict[str, str]:
+    """Every report in the reports folder unless placed elsewhere: the JSON report (and the
+    SARIF log beside it) and the Code Quality report, as the variables that name them."""
+    folder = reports_folder(job, env)
+    return {
+        "REVIEWER_REPORT": env.get("REVIEWER_REPORT") or str(folder / REPORT_NAME),
+        "REVIEWER_CODEQUALITY": env.get("REVIEWER_CODEQUALITY") or str(folder / CODE_QUALITY_FILE),
+    }
+
+
+def _stamp(path: str) -> tuple[int, int, int] | None:
+    """Which file is at `path` now (None: none): a file written later is another one."""
+    try:
+        found = Path(path).stat()
+    except OSError:
+        return None
+    return found.st_ino, found.st_mtime_ns, found.st_size
 
 
 # Not REVIEWER_*: a later job that runs reviewer gets the dotenv's variables, and the settings
@@ -59,9 +79,13 @@ class GitLabCI:
         self.temp_dir = reports_folder(job, env)
         self.temp_dir.mkdir(parents=True, exist_ok=True)
         self.summary_file = self.temp_dir / SUMMARY_FILE
+        # GitLab has no annotations: the findings are log lines and the summary file.
+        self.results_where = f"the job's log and {self.summary_file}"
         dotenv = env.get("REVIEWER_DOTENV")
         self.dotenv_file = Path(dotenv) if dotenv else None
         self._outputs: dict[str, str] = {}
+        # The reports as they were before this run: what it writes is not what it found.
+        self._reports_found = {path: _stamp(path) for path in report_paths(job, env).values()}
 
     def log(self, message: str) -> None:
         sinks_log(message)
@@ -96,6 +120,27 @@ class GitLabCI:
     def append_summary(self, markdown: str) -> None:
         with self.summary_file.open("a", encoding="utf-8") as handle:
             handle.write(markdown if markdown.endswith("\n") else markdown + "\n")
+
+    def write_not_reviewed_reports(self, reason: str) -> dict[str, str]:
+        """A run that could not review (a fork's pipeline without the model's key, ...) still
+        leaves the JSON report, the SARIF log and the Code Quality report, each saying "not
+        reviewed" (`artifacts: when: always` keeps them; the widget shows the blocker), and
+        their outputs. Reports this run already wrote (a review that failed later, while
+        posting) are its review's: left as they are."""
+        paths = report_paths(self.job, self.env)
+        if any(_stamp(path) != found for path, found in self._reports_found.items()):
+            return {}
+        result = not_reviewed_result(
+            reason,
+            model=self.env.get("REVIEWER_MODEL") or "",
+            base=self.job.base_sha,
+            head=self.job.head_sha,
+        )
+        try:
+            return write_run_files(result, {**self.env, **paths}, self.temp_dir)
+        except (ReviewerError, OSError) as exc:
+            self.warning(f"the not-reviewed reports could not be written: {exc}")
+            return {}
 
     def mask(self, value: str | None) -> None:
         """GitLab masks the masked CI/CD variables itself; a job cannot add masks."""

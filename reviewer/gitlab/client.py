@@ -28,6 +28,7 @@ from reviewer.gitlab.objects import (
     MergeRequestInfo,
     NoteInfo,
     Position,
+    RangeEnd,
 )
 
 __all__ = [
@@ -40,6 +41,7 @@ __all__ = [
     "MergeRequestInfo",
     "NoteInfo",
     "Position",
+    "RangeEnd",
     "ReadOnlyToken",
     "RefusedPosition",
 ]
@@ -162,6 +164,19 @@ class GitLabClient:
                          "read the merge request's diff")  # fmt: skip
         return [(d["old_path"], d["new_path"], d.get("diff") or "") for d in raw]
 
+    def issue(self, project: str, iid: int) -> tuple[dict[str, Any], bool]:
+        """Issue `iid` of `project` (its path), and whether the project is this merge
+        request's own or a public one: "Get a single project issue" after "Get a single
+        project" (docs.gitlab.com/api/issues/, docs.gitlab.com/api/projects/)."""
+
+        def read() -> tuple[dict[str, Any], bool]:
+            found = self.gl.projects.get(project)
+            own = str(found.id) == str(self._project.id) or project == str(self._project.id)
+            issue = found.issues.get(iid).attributes
+            return dict(issue), own or found.attributes.get("visibility") == "public"
+
+        return self._read(read, f"read issue {project}#{iid}")
+
     def awards(self, note_id: int) -> tuple[Award, ...]:
         raw = self._read(
             lambda: [a.attributes for a in
@@ -257,6 +272,7 @@ class GitLabClient:
             resolvable=bool(first.get("resolvable")),
             resolved=bool(first.get("resolved")),
             resolved_by=resolved_by["username"] if resolved_by else None,
+            resolved_by_id=int(resolved_by["id"]) if resolved_by else None,
             position=first.get("position"),
             individual_note=bool(raw.get("individual_note")),
         )

@@ -3,7 +3,6 @@ request, its discussions and notes, award emoji, and where an inline discussion 
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,21 +57,41 @@ class DiscussionInfo:
     resolvable: bool
     resolved: bool
     resolved_by: str | None
+    # Who resolved it, by id: often someone who wrote no note and gave no award, so their
+    # role (members/all/:user_id) can be asked only by this id.
+    resolved_by_id: int | None = None
     position: dict[str, Any] | None = None
     individual_note: bool = False  # a plain note on the merge request, not a thread
 
 
 @dataclass(frozen=True)
+class RangeEnd:
+    """One end of a multi-line position: GitLab's line code of that line (lines.py) and, for
+    a changed line, its type (`new` added, `old` removed; a context line has none)."""
+
+    line_code: str
+    type: str | None = None
+
+    def payload(self) -> dict[str, str]:
+        """Only these two keys. The ends' `old_line`/`new_line` are declared String by
+        lib/api/discussions.rb and integer by position.json, so a number there is 400
+        `{:position=>["must be a valid json schema"]}` (gitlab-org/gitlab#571619, #572121,
+        agavra/tuicr#557), and up to 17.7 no such key is allowed at all
+        (harrisoncramer/gitlab.nvim#588)."""
+        return {"line_code": self.line_code, **({"type": self.type} if self.type else {})}
+
+
+@dataclass(frozen=True)
 class Position:
     """Where an inline discussion goes: a line by its role in the diff (added: new_line only;
-    removed: old_line only; unchanged: both), or a range ending on that line. `start` is the
-    range's first line as (old_line, new_line)."""
+    removed: old_line only; unchanged: both), or a range ending on that line, its two ends
+    named by line code (`line_range`: start, end)."""
 
     old_path: str
     new_path: str
     old_line: int | None
     new_line: int | None
-    start: tuple[int | None, int | None] | None = None
+    line_range: tuple[RangeEnd, RangeEnd] | None = None
 
     def payload(self, refs: DiffRefs) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -87,20 +106,7 @@ class Position:
             data["old_line"] = self.old_line
         if self.new_line is not None:
             data["new_line"] = self.new_line
-        if self.start is not None:
-            data["line_range"] = {
-                "start": _range_end(self.new_path, *self.start),
-                "end": _range_end(self.new_path, self.old_line, self.new_line),
-            }
+        if self.line_range is not None:
+            start, end = self.line_range
+            data["line_range"] = {"start": start.payload(), "end": end.payload()}
         return data
-
-
-def _range_end(path: str, old: int | None, new: int | None) -> dict[str, Any]:
-    """One end of a `line_range`: its line code (SHA1 of the path, `_old_new`) and type."""
-    code = f"{hashlib.sha1(path.encode()).hexdigest()}_{old or 0}_{new or 0}"
-    end: dict[str, Any] = {"line_code": code, "type": "old" if new is None else "new"}
-    if old is not None:
-        end["old_line"] = old
-    if new is not None:
-        end["new_line"] = new
-    return end

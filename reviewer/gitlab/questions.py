@@ -1,10 +1,12 @@
 """Questions to the bot on a merge request, answered on the next pipeline run.
 
 GitLab starts no pipeline for a comment (only a webhook could), so each run of the merge
-request's pipeline looks for notes that call the bot (the `mention` setting, in prose: asking.py)
-and that no answer of ours names yet, and hands each to the core's answer flow, oldest first,
-at most MAX_QUESTIONS_PER_RUN (the rest wait for the next run). The answer flow checks who may
-ask and answers once (its signed `answer-to` marker). `/review` in a note is not a trigger on
+request's pipeline looks for notes that call the bot (its own username, or the `mention`
+setting; in prose: asking.py) and that no reply of ours names yet (an answer, or one saying
+it could not be answered: the model is not asked it again on every run), and hands each to
+the core's answer flow, oldest first, at most MAX_QUESTIONS_PER_RUN (the rest wait for the
+next run). The answer flow checks who may ask and answers once (its signed `answer-to`
+marker). `/review` in a note is not a trigger on
 GitLab: a run with REVIEWER_FULL_REVIEW=true is (docs/gitlab.md).
 """
 
@@ -12,10 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from reviewer.forge.answer_flow import answer_comment, change_settings
+from reviewer.forge.answer_flow import answer_comment, change_settings, mention_for
 from reviewer.forge.asking import read_ask
 from reviewer.forge.interface import CISide, Comment, CommentEvent, OpenChange
-from reviewer.report.answer import answered_question
+from reviewer.report.answer import replied_question
 from reviewer.wording import plural
 
 MAX_QUESTIONS_PER_RUN = 3
@@ -27,8 +29,9 @@ def open_questions(pr: OpenChange, mention: str) -> list[CommentEvent]:
     on_conversation = forge.conversation_comments()
     on_lines = forge.line_comments()
     everything = [*on_conversation, *on_lines]
+    # Answered, or said unanswerable (once: the model is not asked it on every run).
     answered = {
-        answered_question(c.body, pr.signer) for c in everything if forge.is_ours(c.author)
+        replied_question(c.body, pr.signer) for c in everything if forge.is_ours(c.author)
     }
     asks: list[CommentEvent] = []
     for comment, in_thread in [(c, False) for c in on_conversation] + [(c, True) for c in on_lines]:
@@ -43,7 +46,7 @@ def open_questions(pr: OpenChange, mention: str) -> list[CommentEvent]:
 def answer_questions(pr: OpenChange, ci: CISide, env: Mapping[str, str]) -> None:
     """Answer the open questions (each once); an answer that fails is said where it was asked
     and in the log, and changes no gate."""
-    questions = open_questions(pr, change_settings(pr, env).mention)
+    questions = open_questions(pr, mention_for(pr, change_settings(pr, env)))
     if not questions:
         return
     ci.log(f"{plural(len(questions), 'question')} to the bot since the last run")

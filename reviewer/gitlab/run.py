@@ -4,7 +4,7 @@ needs it; or, without a token or in a fork's pipeline, one that posts nothing an
 and the job's side (ci_side.py), and hands them to the core's flows: the review (or the plan
 of a dry run), then the questions asked since the last run (questions.py). Every body posted
 is written in GitLab's Markdown dialect. A run that cannot review says so in the log, the job
-summary file and the `status` output, and exits 2.
+summary file, the `status` output and the reports (ci_side.py), and exits 2.
 """
 
 from __future__ import annotations
@@ -18,11 +18,11 @@ from reviewer.forge.dry_run import dry_run_asked, plan_change
 from reviewer.forge.fetch import ensure_commits
 from reviewer.forge.interface import OpenChange
 from reviewer.forge.review_flow import review_change
-from reviewer.forge.run_files import REPORT_NAME
+from reviewer.forge.run_files import said_if_not_reviewed
 from reviewer.forge.signing import Signer
 from reviewer.gitlab.adapter import GitLabMergeRequest
 from reviewer.gitlab.ci import GitLabJob, read_job
-from reviewer.gitlab.ci_side import CODE_QUALITY_FILE, GitLabCI, reports_folder
+from reviewer.gitlab.ci_side import GitLabCI, report_paths
 from reviewer.gitlab.client import GitLabClient
 from reviewer.gitlab.questions import answer_questions
 from reviewer.gitlab.unposted import UnpostedMergeRequest
@@ -36,7 +36,12 @@ NOT_REVIEWED = "not-reviewed"
 def run_gitlab(environ: Mapping[str, str] | None = None) -> int:
     env = os.environ if environ is None else environ
     ci: GitLabCI | None = None
-    try:
+
+    def say(message: str) -> None:
+        if ci is not None:  # before the job is read there is no folder to write to
+            _say_not_reviewed(ci, message)
+
+    with said_if_not_reviewed(say):
         job = read_job(env)
         ci = GitLabCI(job, env)
         env = _with_report_paths(job, env)
@@ -49,10 +54,6 @@ def run_gitlab(environ: Mapping[str, str] | None = None) -> int:
             if job.may_post:
                 _answer_questions(pr, ci, env)
             return code
-    except ReviewerError as exc:
-        if ci is not None:
-            _say_not_reviewed(ci, str(exc))
-        raise
 
 
 def _answer_questions(pr: OpenChange, ci: GitLabCI, env: Mapping[str, str]) -> None:
@@ -65,14 +66,9 @@ def _answer_questions(pr: OpenChange, ci: GitLabCI, env: Mapping[str, str]) -> N
 
 
 def _with_report_paths(job: GitLabJob, env: Mapping[str, str]) -> dict[str, str]:
-    """Every report in the reports folder unless placed elsewhere: the JSON report (and the
-    SARIF log beside it) and the Code Quality report, written on every run that reviewed."""
-    folder = reports_folder(job, env)
-    return {
-        **env,
-        "REVIEWER_REPORT": env.get("REVIEWER_REPORT") or str(folder / REPORT_NAME),
-        "REVIEWER_CODEQUALITY": env.get("REVIEWER_CODEQUALITY") or str(folder / CODE_QUALITY_FILE),
-    }
+    """Every report in the reports folder unless placed elsewhere (ci_side.report_paths),
+    written on every run, a run that could not review included."""
+    return {**env, **report_paths(job, env)}
 
 
 def open_merge_request(job: GitLabJob, ci: GitLabCI, env: Mapping[str, str]) -> OpenChange:
@@ -113,4 +109,4 @@ def _say_not_reviewed(ci: GitLabCI, message: str) -> None:
         "This run did not review the merge request, so its job fails: an unreviewed change "
         "never looks reviewed.\n",
     )
-    ci.write_outputs({"status": NOT_REVIEWED})
+    ci.write_outputs({"status": NOT_REVIEWED, **ci.write_not_reviewed_reports(message)})

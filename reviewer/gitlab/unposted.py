@@ -8,17 +8,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
+from reviewer.context.tickets.model import ForgeIssue
 from reviewer.findings import Finding
 from reviewer.forge.interface import (
     ChangeRequest,
     Comment,
+    ForgeError,
     InlineComment,
     Permission,
     PostedReview,
     ReadOnlyToken,
     ReviewThread,
 )
-from reviewer.gitlab.adapter import gitlab_suggestion
+from reviewer.gitlab.adapter import WORDS, gitlab_suggestion
 from reviewer.gitlab.ci import GitLabJob
 
 
@@ -31,8 +33,10 @@ class UnpostedMergeRequest:
     name = "GitLab"
     noun = "merge request"
     cannot_resolve = ""
+    words = WORDS
     dialect = "gitlab"
     bot_login = ""
+    own_mention = ""  # it answers no question: it reads no note
 
     def __init__(self, job: GitLabJob, env: Mapping[str, str], why: str) -> None:
         self.job = job
@@ -78,6 +82,10 @@ class UnpostedMergeRequest:
 
     def posted_fingerprints(self) -> set[str]:
         return set()
+
+    def issue(self, repository: str, number: int) -> ForgeIssue:
+        """Nothing of GitLab is read without a token (nor in a fork's pipeline)."""
+        raise ForgeError(self.why)
 
     def commentable(self) -> _NoLines:
         return _NoLines()

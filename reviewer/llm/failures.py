@@ -104,10 +104,7 @@ def permanent_error(exc: Exception, quirk: Quirk | None, settings: Settings) -> 
     if isinstance(exc, openai.PermissionDeniedError):
         return ModelError(f"the endpoint {where} refused access (403): {message}")
     if isinstance(exc, openai.NotFoundError):
-        hint = _not_found_hint(base_url, model)
-        return ModelError(
-            f"the endpoint {where} answered 404 for model '{model}' ({message}); {hint}"
-        )
+        return ModelError(_not_found(where, base_url, model, message))
     if status and _code == "insufficient_quota":
         return ModelError(f"the account {where} has no quota left: {message}")
     if status:
@@ -120,21 +117,37 @@ def permanent_error(exc: Exception, quirk: Quirk | None, settings: Settings) -> 
     return ModelError(f"the model endpoint {where} failed: {describe(exc)}")
 
 
-def _not_found_hint(base_url: str, model: str | None) -> str:
-    """The likely cause of a 404, from the URL's shape."""
+def _not_found(where: str, base_url: str, model: str | None, message: str) -> str:
+    """A 404, said with its likely cause, read from the URL's shape: a URL without its API
+    path (`Invalid URL (POST /chat/completions)` from OpenAI: Chanzhaoyu/chatgpt-web#737,
+    OpenHands/OpenHands#485), a URL that already names the endpoint (`POST
+    /v1/chat/completions/chat/completions`: harry0703/MoneyPrinterTurbo#57), an Azure
+    deployment URL without its api-version; else the model."""
     parts = urlsplit(base_url)
     path = parts.path.rstrip("/")
+    base = base_url.rstrip("/")
+    answered = f"the endpoint {where} answered 404 ({message})"
     if "/openai/deployments/" in path and "api-version" not in parts.query:
         return (
-            "an Azure deployment URL needs ?api-version=...; or use the v1 API: "
+            f"{answered}: an Azure deployment URL needs ?api-version=...; or use the v1 API: "
             f"{parts.scheme}://{parts.netloc}/openai/v1 with the deployment name as the model"
+        )
+    if path.endswith("/chat/completions"):
+        return (
+            f"{answered}: the base URL names the endpoint itself, and the client adds "
+            f"/chat/completions to it; set OPENAI_BASE_URL to "
+            f"{base.removesuffix('/chat/completions')}"
         )
     if not path.endswith(("/v1", "/openai", "/v1beta/openai")) and "/v" not in path:
         return (
-            f"the base URL may lack its API path: most servers want {base_url.rstrip('/')}/v1; "
-            "else set --model or REVIEWER_MODEL to a model this server serves"
+            f"{answered}: the base URL may lack its API path: most servers want {base}/v1 "
+            "(set OPENAI_BASE_URL to it); else set --model or REVIEWER_MODEL to a model this "
+            "server serves"
         )
-    return "set --model or REVIEWER_MODEL to a model this server serves"
+    return (
+        f"the endpoint {where} answered 404 for model '{model}' ({message}); "
+        "set --model or REVIEWER_MODEL to a model this server serves"
+    )
 
 
 def whole_review(

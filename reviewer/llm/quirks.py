@@ -8,11 +8,12 @@ tests that imitate it (tests/test_llm_servers.py).
 from __future__ import annotations
 
 import html.parser
-import json
 import re
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
+
+from reviewer.safety.model_json import read_json
 
 
 class Action(Enum):
@@ -260,7 +261,8 @@ def _find_message(value: Any, depth: int) -> str:
         stripped = value.strip()
         if stripped[:1] in "[{":
             try:
-                return _find_message(json.loads(stripped), depth + 1) or stripped
+                # Bounded: the body can hold the model's own text (Groq's failed_generation).
+                return _find_message(read_json(stripped), depth + 1) or stripped
             except ValueError:
                 return stripped
         return stripped

@@ -43,6 +43,9 @@ class Reply:
     usage: Usage
     # True when the tool calls were recovered from the message text.
     calls_from_text: bool = False
+    # Why a reply that is wholly a call written as text could not be read ('' otherwise):
+    # said to the model (loop/steering.py).
+    text_call_problem: str = ""
     retries: int = 0
     # The message as the server sent it, for sending back.
     raw: dict[str, Any] = field(default_factory=dict, compare=False)
@@ -104,14 +107,14 @@ def normalize(
                 raw,
             )
         )
-    from_text = False
+    from_text, problem = False, ""
     if not calls and content:
-        found = calls_in_text(content, tool_names, final)
+        read = calls_in_text(content, tool_names, final)
         calls = [
             ToolCall(f"call_{call_number}_text{index}", name, arguments)
-            for index, (name, arguments) in enumerate(found)
+            for index, (name, arguments) in enumerate(read.calls)
         ]
-        from_text = bool(calls)
+        from_text, problem = bool(calls), read.problem
     usage = usage or {}
     prompt = int(usage.get("prompt_tokens") or 0)
     return Reply(
@@ -126,6 +129,7 @@ def normalize(
             replies_read_from_text=int(from_text),
         ),
         calls_from_text=from_text,
+        text_call_problem=problem,
         retries=retries,
         raw=message,
     )

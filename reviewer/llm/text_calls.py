@@ -1,30 +1,35 @@
-"""Tool calls a model wrote as text instead of as calls, read back as calls.
+"""Tool calls a model wrote as text instead of as calls, read back as calls: the one place that
+reads text as calls, with one rule.
 
-A server leaves calls in the message text when its tool parser is missing or wrong, and a
-small model writes its final answer as JSON in a code fence. Each format below was seen on a
-real server; only calls of the tools the loop offers are read (prose that holds JSON is not
-a call), and a call read from text is checked exactly like a real one.
+The rule: a reply is a call written as text only when the whole reply is that call: one JSON
+value, or the blocks of one tagged format below, bare or in one code fence, with nothing else
+but whitespace. Prose that holds a call (quoted in a code block or in inline code, before or
+after a sentence, an unclosed tag) is prose: the text of a file under review, quoted by the
+model, must never end a review, refute a finding or write an answer (issue 32). Only calls of
+the tools the loop offers are read, and a call read from text is checked exactly like a real
+one. A reply that is wholly a call but cannot be read (nested too deep, a number too long, a
+key given twice: safety/model_json.py) says why, and the model is told (loop/steering.py).
 
-Formats, each with where it was seen:
-- Hermes / Qwen2.5 tags, `<tool_call>{"name": N, "arguments": {...}}</tool_call>`: vLLM
-  without a tool parser, Ollama.
-- Qwen3-Coder XML, `<function=N><parameter=P>v</parameter></function>`: vLLM without its
-  qwen3_coder parser.
+Formats (the table `_FORMATS`), each with where it was seen:
+- Hermes / Qwen2.5 tags, `<tool_call>{"name": N, "arguments": {...}}</tool_call>`, one block
+  per call: vLLM without a tool parser, Ollama.
+- Qwen3-Coder XML, `<function=N><parameter=P>v</parameter></function>`, alone or inside
+  `<tool_call>`: vLLM without its qwen3_coder parser.
 - Llama 4 pythonic, `<|python_start|>[N(p="v")]<|python_end|>`: vLLM without its
   llama4_pythonic parser.
 - Mistral, `[TOOL_CALLS][{"name": N, "arguments": {...}}]`: vLLM, Ollama.
 - Llama 3.1, `<|python_tag|>{"name": N, "parameters": {...}}`: vLLM, Ollama.
-- A name/arguments wrapper as the whole reply, bare or in one fence,
-  `{"name": N, "arguments": {...}}`: llama.cpp `llama-server --jinja` with
-  Qwen2.5-Coder-1.5B-Instruct Q4_K_M, asked with tool_choice "required" (issue 24).
-- A function wrapper as the whole reply, `{"function": {"name": N, "arguments": ...}}` or
-  `{"function": N, "arguments": ...}`: OpenAI's tool-call shape, written out as text.
-- The final tool's own arguments as the whole reply, bare or in one fence,
-  `{"summary": ..., "findings": [...]}`: llama.cpp `llama-server --jinja` with
-  Qwen2.5-Coder-1.5B-Instruct Q4_K_M, asked without tool_choice (issue 24).
+- A name/arguments wrapper, `{"name": N, "arguments": {...}}`: llama.cpp `llama-server
+  --jinja` with Qwen2.5-Coder-1.5B-Instruct Q4_K_M, asked with tool_choice "required"
+  (issue 24).
+- A function wrapper, `{"function": {"name": N, "arguments": ...}}` or `{"function": N,
+  "arguments": ...}`: OpenAI's tool-call shape, written out as text.
+- The final tool's own arguments, `{"summary": ..., "findings": [...]}`: llama.cpp
+  `llama-server --jinja` with Qwen2.5-Coder-1.5B-Instruct Q4_K_M, asked without tool_choice
+  (issue 24), and every structured answer (loop/structured_answer.py).
 
-"Whole reply" means the text is one JSON value, bare or in one code fence, with nothing but
-whitespace around it: JSON inside prose, or several objects, is not read.
+The last closing tag of a reply may be missing (a server that stops at it): what the block
+holds must then be read to its end, so nothing can hide after it.
 """
 
 from __future__ import annotations
@@ -32,8 +37,17 @@ from __future__ import annotations
 import ast
 import json
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
+
+from reviewer.safety.model_json import (
+    UnreadableJSON,
+    check_depth,
+    read_json,
+    read_json_prefix,
+    repeated_key,
+)
 
 Found = list[tuple[str, str | dict[str, Any]]]
 
@@ -57,57 +71,160 @@ class FinalShape:
         return None
 
 
-# Hermes / Qwen2.5: <tool_call>{json}</tool_call>.
-_TAGGED = re.compile(r"<tool_call>(.*?)(?:</tool_call>|\Z)", re.DOTALL)
-# Qwen3-Coder (vLLM qwen3coder_tool_parser): <function=NAME><parameter=P>value</parameter>...
-_XML_FUNCTION = re.compile(r"<function=([^>\s]{1,200})>(.*?)(?:</function>|\Z)", re.DOTALL)
-_XML_PARAMETER = re.compile(r"<parameter=([^>\s]{1,200})>(.*?)(?:</parameter>|\Z)", re.DOTALL)
-# Llama 4 (vLLM llama4_pythonic_tool_parser): <|python_start|>...<|python_end|>.
-_PYTHON_TAG = re.compile(r"<\|python_start\|>(.*?)(?:<\|python_end\|>|\Z)", re.DOTALL)
-# Mistral: [TOOL_CALLS][{...}] .
-_MISTRAL = re.compile(r"\[TOOL_CALLS\]\s*(\[.*\])", re.DOTALL)
+@dataclass(frozen=True)
+class TextCalls:
+    """What a reply's text comes to: the calls it is, none (prose), or why a reply that is
+    wholly a call could not be read (`problem`, said to the model)."""
+
+    calls: Found = field(default_factory=list)
+    problem: str = ""
+
+
+class _NotACall(Exception):
+    """The text is not wholly a call in this format: prose."""
+
+
+# A reply longer than this is not read as a call (a call's arguments are a few KB).
+_MAX_CALL_TEXT = 1_000_000
 # One code fence that is the whole text: ```json ... ``` (any info word, or none).
 _ONE_FENCE = re.compile(r"```[\w+-]*[ \t]*\n?(.*?)\n?[ \t]*```", re.DOTALL)
-_MAX_TEXT_SCAN = 1_000_000
+_TOOL_CALL = ("<tool_call>", "</tool_call>")
+_PYTHON = ("<|python_start|>", "<|python_end|>")
+_XML_FUNCTION = re.compile(r"<function=([^>\s]{1,200})>")
+_XML_PARAMETER = re.compile(r"<parameter=([^>\s]{1,200})>")
+_XML_END = ("</function>", "</parameter>")
+_SPACE = re.compile(r"\s*")
 
 
 def calls_in_text(
     content: str, tool_names: frozenset[str] | None, final: FinalShape | None = None
-) -> Found:
-    """Tool calls written into the text, in the formats servers are known to leak; with
-    `tool_names`, only calls of known tools (prose that holds JSON is not a call)."""
-    content = content[:_MAX_TEXT_SCAN]
-    found: Found = []
-    for block in _TAGGED.findall(content):
-        found += _xml_calls(block) if "<function=" in block else _json_calls(block)
-    if not found and "<function=" in content:
-        found = _xml_calls(content)
-    if not found:
-        for block in _PYTHON_TAG.findall(content):
-            found += _json_calls(block) or _pythonic_calls(block)
-    if not found and (match := _MISTRAL.search(content)):
-        found = _json_calls(match.group(1))
-    if not found:
-        found = _whole_reply_call(content, final)
-    return [call for call in found if tool_names is None or call[0] in tool_names]
-
-
-def _whole_reply_call(content: str, final: FinalShape | None) -> Found:
-    """The reply is one JSON value, bare or in one fence: a wrapper naming a tool, a list of
-    them, or (one object with every required field) the final tool's own arguments."""
-    text = content.strip()
-    if text.startswith("```"):
-        fence = _ONE_FENCE.fullmatch(text)
-        if fence is None or "```" in fence.group(1):
-            return []
-        text = fence.group(1).strip()
-    text = text.removeprefix("<|python_tag|>").strip()
-    if not text.startswith(("{", "[")):
-        return []
+) -> TextCalls:
+    """The calls `content` is, when it is wholly calls in a known format; with `tool_names`,
+    only calls of known tools."""
+    text = _unfenced(content.strip()) if len(content) <= _MAX_CALL_TEXT else ""
+    reader = next((read for opener, read in _FORMATS if text.startswith(opener)), None)
+    if reader is None:
+        return TextCalls()
     try:
-        data = json.loads(text)
-    except ValueError:
-        return []
+        found = reader(text, final)
+    except UnreadableJSON as problem:
+        return TextCalls(problem=str(problem))
+    except (_NotACall, json.JSONDecodeError):
+        return TextCalls()
+    return TextCalls([call for call in found if tool_names is None or call[0] in tool_names])
+
+
+def _unfenced(text: str) -> str:
+    """The text inside one code fence that is the whole text; else the text as it is."""
+    if not text.startswith("```"):
+        return text
+    fence = _ONE_FENCE.fullmatch(text)
+    if fence is None or "```" in fence.group(1):
+        return ""
+    return fence.group(1).strip()
+
+
+# --- the formats -------------------------------------------------------------------------------
+
+
+def _tool_call_blocks(text: str, final: FinalShape | None) -> Found:
+    """`<tool_call>...</tool_call>` blocks, one after the other, each a JSON wrapper or
+    Qwen3-Coder's XML functions."""
+    opener, closer = _TOOL_CALL
+    calls: Found = []
+    position = 0
+    while position < len(text):
+        if not text.startswith(opener, position):
+            raise _NotACall
+        position = _skip_space(text, position + len(opener))
+        if text.startswith("<function=", position):
+            found, position = _xml_functions(text, position)
+        else:
+            data, position = read_json_prefix(text, position)
+            found = _wrapped_calls(data)
+        if not found:
+            raise _NotACall
+        calls += found
+        position = _skip_space(text, position)
+        if text.startswith(closer, position):
+            position = _skip_space(text, position + len(closer))
+        elif position < len(text):
+            raise _NotACall
+    return calls
+
+
+def _xml_reply(text: str, final: FinalShape | None) -> Found:
+    """Qwen3-Coder's XML functions, the whole reply."""
+    calls, position = _xml_functions(text, 0)
+    if position < len(text):
+        raise _NotACall
+    return calls
+
+
+def _xml_functions(text: str, position: int) -> tuple[Found, int]:
+    """`<function=N><parameter=P>v</parameter>...</function>` blocks from `position`, every
+    tag closed (an unclosed one would swallow whatever follows it), and where they end."""
+    calls: Found = []
+    end_function, end_parameter = _XML_END
+    while (function := _XML_FUNCTION.match(text, position)) is not None:
+        arguments: dict[str, Any] = {}
+        position = _skip_space(text, function.end())
+        while not text.startswith(end_function, position):
+            parameter = _XML_PARAMETER.match(text, position)
+            close = text.find(end_parameter, parameter.end()) if parameter else -1
+            if parameter is None or close < 0:
+                raise _NotACall
+            name = parameter.group(1)
+            if name in arguments:
+                raise UnreadableJSON(repeated_key(name))
+            arguments[name] = _xml_value(text[parameter.end() : close])
+            position = _skip_space(text, close + len(end_parameter))
+        calls.append((function.group(1), arguments))
+        position = _skip_space(text, position + len(end_function))
+    if not calls:
+        raise _NotACall
+    return calls, position
+
+
+def _xml_value(raw: str) -> Any:
+    """A parameter's value: as vLLM does for typed parameters, numbers, booleans, lists and
+    objects are JSON; anything else is the text."""
+    value = raw.removeprefix("\n").removesuffix("\n")
+    try:
+        decoded = read_json(value)
+    except json.JSONDecodeError:
+        return value
+    return value if isinstance(decoded, str) else decoded
+
+
+def _python_block(text: str, final: FinalShape | None) -> Found:
+    """`<|python_start|>[...]<|python_end|>`: JSON wrappers, or calls written as Python."""
+    opener, closer = _PYTHON
+    body = text[len(opener) :]
+    end = body.find(closer)
+    if end >= 0:
+        if body[end + len(closer) :].strip():
+            raise _NotACall
+        body = body[:end]
+    body = body.strip()
+    try:
+        return _wrapped_calls(read_json(body)) or _no_call()
+    except json.JSONDecodeError:
+        return _pythonic_calls(body)
+
+
+def _mistral(text: str, final: FinalShape | None) -> Found:
+    return _wrapped_calls(read_json(text.removeprefix("[TOOL_CALLS]"))) or _no_call()
+
+
+def _python_tag(text: str, final: FinalShape | None) -> Found:
+    return _wrapped_calls(read_json(text.removeprefix("<|python_tag|>"))) or _no_call()
+
+
+def _json_reply(text: str, final: FinalShape | None) -> Found:
+    """One JSON value: a wrapper naming a tool, a list of them, or (one object with every
+    required field) the final tool's own arguments."""
+    data = read_json(text)
     found = _wrapped_calls(data)
     bare = isinstance(data, dict) and not {"name", "function"} & data.keys()
     if not found and final is not None and bare and final.required <= data.keys():
@@ -115,63 +232,70 @@ def _whole_reply_call(content: str, final: FinalShape | None) -> Found:
     return found
 
 
-def _json_calls(text: str) -> Found:
-    try:
-        data = json.loads(text.strip())
-    except ValueError:
-        return []
-    return _wrapped_calls(data)
+_FORMATS: tuple[tuple[str, Callable[[str, FinalShape | None], Found]], ...] = (
+    ("<tool_call>", _tool_call_blocks),
+    ("<function=", _xml_reply),
+    ("<|python_start|>", _python_block),
+    ("[TOOL_CALLS]", _mistral),
+    ("<|python_tag|>", _python_tag),
+    ("{", _json_reply),
+    ("[", _json_reply),
+)
+
+
+# --- what the formats hold -----------------------------------------------------------------------
 
 
 def _wrapped_calls(data: Any) -> Found:
     """Calls in `{"name", "arguments"|"parameters"}`, `{"function": {...}}` or
-    `{"function": NAME, "arguments"}` objects, alone or in a list."""
+    `{"function": NAME, "arguments"}` objects, alone or in a list; every item must be one."""
     items = data if isinstance(data, list) else [data]
     calls: Found = []
     for item in items:
         if not isinstance(item, dict):
-            continue
+            return []
         function = item.get("function") if isinstance(item.get("function"), dict) else item
         name = function.get("name")
         if name is None and isinstance(item.get("function"), str):
             name = item["function"]
         arguments = function.get("arguments", function.get("parameters", {}))
-        if isinstance(name, str) and isinstance(arguments, str | dict):
-            calls.append((name, arguments))
-    return calls
-
-
-def _xml_calls(text: str) -> Found:
-    calls: Found = []
-    for name, body in _XML_FUNCTION.findall(text):
-        arguments: dict[str, Any] = {}
-        for parameter, raw in _XML_PARAMETER.findall(body):
-            value = raw.removeprefix("\n").removesuffix("\n")
-            try:
-                # As vLLM does for typed parameters: numbers, booleans, objects are JSON.
-                decoded = json.loads(value)
-                arguments[parameter] = decoded if not isinstance(decoded, str) else value
-            except ValueError:
-                arguments[parameter] = value
+        if not (isinstance(name, str) and isinstance(arguments, str | dict)):
+            return []
         calls.append((name, arguments))
     return calls
 
 
 def _pythonic_calls(text: str) -> Found:
-    """`[read_file(path="a.py")]` as Llama 3.2/4 write it: parsed, never evaluated."""
+    """`[read_file(path="a.py")]` as Llama 3.2/4 write it: parsed, never evaluated; every
+    item must be a call with literal keyword arguments."""
     try:
-        tree = ast.parse(text.strip(), mode="eval")
-    except (SyntaxError, ValueError, RecursionError):
-        return []
+        tree = ast.parse(text, mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        raise _NotACall from None
     body = tree.body
     calls_in = body.elts if isinstance(body, ast.List) else [body]
     calls: Found = []
     for node in calls_in:
         if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
-            continue
+            raise _NotACall
+        if node.args or any(k.arg is None for k in node.keywords):  # only name=value
+            raise _NotACall
         try:
             arguments = {k.arg: ast.literal_eval(k.value) for k in node.keywords if k.arg}
-        except (ValueError, SyntaxError, RecursionError):
-            continue
+        except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
+            raise _NotACall from None
+        if len(arguments) < len(node.keywords):
+            names = [str(k.arg) for k in node.keywords]
+            raise UnreadableJSON(repeated_key(next(n for n in names if names.count(n) > 1)))
+        check_depth(arguments)
         calls.append((node.func.id, arguments))
-    return calls
+    return calls or _no_call()
+
+
+def _no_call() -> Found:
+    raise _NotACall
+
+
+def _skip_space(text: str, position: int) -> int:
+    space = _SPACE.match(text, position)
+    return space.end() if space else position

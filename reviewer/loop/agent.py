@@ -177,6 +177,8 @@ class _Run(Generic[T]):
             self._record("reply", message, usage=reply.usage)
             if reply.calls_from_text and self.agent.record:
                 self.transcript[-1]["recovered_from_text"] = reply.content
+            if reply.text_call_problem and self.agent.record:
+                self.transcript[-1]["unread_call"] = reply.text_call_problem
             if structured and self.agent.record:
                 self.transcript[-1]["structured_answer"] = True
             if reply.content:

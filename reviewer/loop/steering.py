@@ -6,10 +6,11 @@ gives up on it.
   and a cut submission must never be accepted), the model is told its answer was too long
   and asked again, within the budgets; after three such replies in a row the loop stops.
 - A reply in prose, with no call, is answered with how to call the final tool, and an
-  example of that call written as the one JSON object the loop also reads as a call; from
-  the second such reply in a row on, the next request asks for the final call's arguments
-  held to its schema (structured_answer.py), and so does the request after such an answer
-  was refused.
+  example of that call written as the one JSON object the loop also reads as a call (a reply
+  that is wholly a call written as text but cannot be read, llm/text_calls.py, is told why
+  instead); from the second such reply in a row on, the next request asks for the final
+  call's arguments held to its schema (structured_answer.py), and so does the request after
+  such an answer was refused.
 - A call of a tool this loop does not offer (`submit_review` where a question expects
   `submit_answer`) is answered with the tool that ends this loop; after three replies in a
   row that call only such tools the loop stops, saying so (raising a budget would not help).
@@ -85,9 +86,16 @@ class Steering:
         call written as text), and the response_format of the next request (None: an
         ordinary one)."""
         answer_format = self.structured_format() if in_a_row >= IDLE_BEFORE_STRUCTURED else None
+        problem = reply.text_call_problem
         if answer_format is not None and self.final_schema is not None:
-            return structured_answer_note(self.final_schema), answer_format
-        return self._unread_note(reply), None
+            note = structured_answer_note(self.final_schema)
+        elif problem:
+            note, answer_format = "Call the tool again with arguments that can be read.", None
+        else:
+            note, answer_format = self._unread_note(reply), None
+        if problem:  # wholly a call written as text, but unreadable: refused, saying why
+            note = f"Your reply was read as a call written as text and refused: {problem}. {note}"
+        return note, answer_format
 
     def structured_format(self) -> dict[str, Any] | None:
         """The response_format that asks for the final call held to its schema, when allowed."""

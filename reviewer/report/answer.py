@@ -12,6 +12,7 @@ from reviewer.report.github import MAX_BODY_CHARS, Redact, defuse_markers, last_
 from reviewer.report.mdtext import cap_text, neutralize
 
 _ANSWER = re.compile(r"answer-to=([0-9]{1,20})")
+_REPLY = re.compile(r"(answer-to|not-answered)=([0-9]{1,20})")
 
 
 def answer_body(text: str, question_id: int, signer: Signer, *, redact: Redact) -> str:
@@ -22,13 +23,27 @@ def answer_body(text: str, question_id: int, signer: Signer, *, redact: Redact) 
     return f"{body}\n\n{signer.marker(f'answer-to={question_id}')}"
 
 
-def not_answered_body(reason: str, *, redact: Redact) -> str:
-    """What the asker sees when the model could not answer (no marker: it may be asked again)."""
-    text = neutralize(f"I could not answer this question: {reason}", redact=redact)
-    return cap_text(defuse_markers(text), MAX_BODY_CHARS)[0]
+def not_answered_body(reason: str, question_id: int, signer: Signer, *, redact: Redact) -> str:
+    """What the asker sees when the model could not answer, ending with a signed line of its
+    own (`not-answered=`): a run that looks for open questions (GitLab's, every pipeline run)
+    does not ask the model the same question again, and nothing reads it as an answer."""
+    text = neutralize(
+        f"I could not answer this question: {reason}. Ask again in a new comment to have it "
+        "tried again.",
+        redact=redact,
+    )
+    body = cap_text(defuse_markers(text), MAX_BODY_CHARS)[0]
+    return f"{body}\n\n{signer.marker(f'not-answered={question_id}')}"
 
 
 def answered_question(body: str | None, signer: Signer) -> int | None:
-    """The question an answer of ours answers (its signed last line), else None."""
+    """The question an answer of ours answers (its signed last line), else None. A reply
+    that says the question could not be answered is no answer: None."""
     match = _ANSWER.fullmatch(signer.read(last_line(body)) or "")
     return int(match.group(1)) if match else None
+
+
+def replied_question(body: str | None, signer: Signer) -> int | None:
+    """The question a reply of ours is about, answered or said unanswerable, else None."""
+    match = _REPLY.fullmatch(signer.read(last_line(body)) or "")
+    return int(match.group(2)) if match else None

@@ -32,6 +32,15 @@ def location(finding: Finding) -> str:
     return f"{finding.path}:{line_range(finding)}"
 
 
+def where_inline(finding: Finding) -> str:
+    """Where an inline finding sits: on the change, or on lines the diff shows around it."""
+    if not finding.on_unchanged_lines:
+        return "on a changed line"
+    if finding.end_line and finding.end_line != finding.line:
+        return "on unchanged lines next to the change"
+    return "on an unchanged line next to the change"
+
+
 def group_by_file(findings: Iterable[Finding]) -> list[tuple[str, list[Finding]]]:
     """Findings per file; files ordered by their most severe finding, then by path."""
     groups: dict[str, list[Finding]] = {}

@@ -13,6 +13,7 @@ from reviewer.report.common import (
     line_range,
     location,
     verification_words,
+    where_inline,
 )
 from reviewer.report.mdtext import cap_text, fence, inline_code, neutralize, neutralize_line
 from reviewer.settings.learnings import LEARNINGS_FILE, proposed_learning
@@ -72,7 +73,7 @@ def finding_view(
         meta.append(short(finding.noise_note))
     if finding.inline:
         note = f" ({short(finding.placement_note)})" if finding.placement_note else ""
-        meta.append(f"on a changed line{note}")
+        meta.append(f"{where_inline(finding)}{note}")
     else:
         note = finding.placement_note or "not on a commentable line"
         meta.append(f"in this summary only: {short(note)}")

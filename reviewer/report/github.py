@@ -13,7 +13,7 @@ from typing import Any
 
 from reviewer.findings import Finding, ReviewResult, Severity, sort_findings
 from reviewer.forge.signing import Signer
-from reviewer.report.common import verification_words
+from reviewer.report.common import line_range, verification_words
 from reviewer.report.markdown import counts_sentence, render_markdown
 from reviewer.report.mdtext import cap_text, fence, inline_code, neutralize, neutralize_line
 from reviewer.safety.redact import environment_redactor
@@ -178,6 +178,19 @@ def review_body(
     if cut:
         text += "\n\n*(cut: see the summary comment for the rest)*"
     return f"{text}\n\n{review_marker(run_id, [f.fingerprint for f in folded], signer)}"
+
+
+def off_line_body(
+    finding: Finding, comment: str, reason: str, *, redact: Redact | None = None
+) -> str:
+    """An inline comment (`comment_body`) posted where its line could not take it, as a
+    thread of its own: its place named first (the base's lines for a removed one), then the
+    comment as it is, its signed fingerprint still its last line."""
+    redact = redact or environment_redactor()
+    side = " of the base" if finding.side == "LEFT" else ""
+    where = inline_code(f"{shown_name(redact(finding.path))}:{line_range(finding)}")
+    head = defuse_markers(f"**On {where}{side}**, not on the line itself: {reason}.")
+    return f"{head}\n\n{comment}"
 
 
 def _folded(finding: Finding, redact: Redact) -> str:

@@ -23,6 +23,7 @@ from reviewer.findings import (
     ReviewResult,
     RuleFileUse,
     Severity,
+    TicketUse,
     Usage,
     Verification,
     sort_findings,
@@ -30,6 +31,7 @@ from reviewer.findings import (
 from reviewer.report.json_schema import (
     FORMAT,
     VERSION,
+    ContextV1,
     CostV1,
     CountsV1,
     DiscardedV1,
@@ -44,6 +46,7 @@ from reviewer.report.json_schema import (
     ReportV1,
     RuleFileV1,
     StateV1,
+    TicketV1,
     UsageV1,
     VerificationCostV1,
     VerificationV1,
@@ -109,6 +112,7 @@ def to_report(result: ReviewResult, redact: Callable[[str], str] = str) -> Repor
         duration_seconds=round(max(0.0, result.duration_seconds), 3),
         tool_calls=result.tool_calls,
         turns=result.turns,
+        context=ContextV1(tickets=[TicketV1(**asdict(t)) for t in result.tickets]),
     )
 
 
@@ -179,6 +183,7 @@ def parse_json(text: str | bytes) -> ReviewResult:
         tool_calls=report.tool_calls,
         turns=report.turns,
         incomplete_reason=report.incomplete_reason,
+        tickets=tuple(TicketUse(**t.model_dump()) for t in report.context.tickets),
     )
 
 
@@ -306,6 +311,7 @@ def _finding(finding: Finding) -> FindingV1:
         fingerprint=finding.fingerprint,
         inline=finding.inline,
         placement_note=finding.placement_note,
+        on_unchanged_lines=finding.on_unchanged_lines,
         code=finding.code,
         earlier=finding.earlier,
         noise=finding.noise,
@@ -315,6 +321,8 @@ def _finding(finding: Finding) -> FindingV1:
         merged_from=finding.merged_from,
         confidence=finding.confidence,
         verification=_verification(finding.verification),
+        ticket=finding.ticket,
+        ticket_quote=finding.ticket_quote,
     )
 
 
@@ -344,6 +352,7 @@ def _from_finding(item: FindingV1) -> Finding:
         fingerprint=item.fingerprint,
         placement="inline" if item.inline else "summary",
         placement_note=item.placement_note,
+        on_unchanged_lines=item.on_unchanged_lines,
         code=item.code,
         earlier=item.earlier,
         noise=item.noise,
@@ -353,4 +362,6 @@ def _from_finding(item: FindingV1) -> Finding:
         merged_from=item.merged_from,
         confidence=item.confidence,
         verification=Verification(**item.verification.model_dump()) if item.verification else None,
+        ticket=item.ticket,
+        ticket_quote=item.ticket_quote,
     )

@@ -41,7 +41,8 @@ class FindingV1(_Strict):
     )
     severity: Severity
     category: str | None = Field(
-        description="bug, security, performance, maintainability, style, docs, tests, or null."
+        description="bug, security, performance, maintainability, style, docs, tests, intent "
+        "(the change does not do what its ticket asks), or null."
     )
     title: str
     body: str = Field(description="Markdown, as the model wrote it.")
@@ -51,6 +52,11 @@ class FindingV1(_Strict):
     fingerprint: str = Field(description="Stable id that does not depend on the line number.")
     inline: bool = Field(description="True when the finding sits on a commentable diff line.")
     placement_note: str = Field(description="Why it is not inline, or how it was placed.")
+    on_unchanged_lines: bool = Field(
+        False,
+        description="Inline on unchanged lines the diff shows around the change (context), "
+        "none of them added or removed.",
+    )
     code: str = Field(description="The code the finding points at (its lines, its side).")
     earlier: bool = Field(
         False,
@@ -84,6 +90,14 @@ class FindingV1(_Strict):
     )
     verification: VerificationV1 | None = Field(
         None, description="The verification pass's verdict; null when it was not checked."
+    )
+    ticket: str = Field(
+        "", description="An intent finding: the key of the ticket whose words it quotes."
+    )
+    ticket_quote: str = Field(
+        "",
+        description="An intent finding: the ticket's words it relies on, checked to be in "
+        "that ticket's text; empty otherwise.",
     )
 
 
@@ -154,6 +168,25 @@ class RuleFileV1(_Strict):
     path: str = Field(description="The rule file, as the base revision has it.")
     applied_to: list[str] = Field(description="The changed files whose review it reached.")
     cut: str = Field(description="What of it was cut or left out, and why; empty if nothing.")
+
+
+class TicketV1(_Strict):
+    key: str = Field(description="As the change names it: PAY-42, #12, owner/repo#12, a URL.")
+    url: str = Field(description="Where a person opens it; empty when unknown.")
+    title: str = Field(description="Its title, as its tracker gives it; empty when not read.")
+    status: str = Field(description="Its state in its tracker (open, In Progress, ...).")
+    read: bool = Field(description="True when its text was read and shown to the model.")
+    why: str = Field(description="Why it was not read (404, 401, no token, another host, ...).")
+    cut: str = Field(description="What of its text was left out (it is cut to a few thousand "
+                     "characters); empty when nothing was.")  # fmt: skip
+
+
+class ContextV1(_Strict):
+    tickets: list[TicketV1] = Field(
+        default_factory=list,
+        description="The tickets the change names (title, description, branch, commit "
+        "messages, --ticket), in that order: what the model was told the change is for.",
+    )
 
 
 class LearningV1(_Strict):
@@ -340,6 +373,10 @@ class ReportV1(_Strict):
     cost: CostV1 = Field(
         default_factory=lambda: CostV1(usd=None, price=None, note=""),
         description="What the review cost in USD, and the price it was computed with.",
+    )
+    context: ContextV1 = Field(
+        default_factory=ContextV1,
+        description="What the model was given besides the change: the tickets it names.",
     )
 
 

@@ -71,6 +71,7 @@ _DESCRIPTIONS = {
     "style": "A departure from the project's conventions.",
     "docs": "Documentation that is missing, wrong or out of date.",
     "tests": "Missing, weak or wrong tests.",
+    "intent": "The change does not do what its ticket asks, or does what it forbids.",
     NO_CATEGORY: "A review comment.",
 }
 

@@ -31,6 +31,7 @@ from reviewer.report.common import (
     unverified_text,
     usage_text,
     verification_words,
+    where_inline,
 )
 from reviewer.safety.sinks import inert_lines, printable, shown_name
 from reviewer.wording import plural
@@ -201,7 +202,7 @@ def _finding(finding: Finding, style: _Style, width: int) -> list[str]:
     if finding.noise_note:
         meta.append(one_line(finding.noise_note))
     if finding.inline:
-        meta.append("on a changed line")
+        meta.append(where_inline(finding))
     else:
         meta.append("summary only")
     if finding.placement_note:

@@ -5,8 +5,9 @@ on) or summary-only, with the reason. None is dropped; duplicates within a run a
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import NamedTuple
 
-from reviewer.change import Change, DiffLine, FileChange
+from reviewer.change import Change, DiffLine, FileChange, Hunk
 from reviewer.change.lines import LineCounter
 from reviewer.errors import ToolError
 from reviewer.findings import (
@@ -29,13 +30,13 @@ def place(finding: FindingIn, change: Change, counter: LineCounter) -> Finding:
     line, end_line = finding.line, finding.end_line
     if end_line == line:
         end_line = None
-    placement, note, end_line = placement_of(
+    placement, note, end_line, unchanged = placement_of(
         change, finding.path, finding.line, end_line, finding.side, finding.suggestion is not None
     )
     code = _excerpt(finding, file, counter)
     # A finding moved to where its quote is, or kept without its quote (grounding.py),
     # says so.
-    note = "; ".join(part for part in (finding._grounding, note) if part)
+    note = "; ".join(part for part in (finding._grounding, finding._ticket_note, note) if part)
     return Finding(
         path=finding.path,
         line=line,
@@ -49,10 +50,15 @@ def place(finding: FindingIn, change: Change, counter: LineCounter) -> Finding:
         fingerprint=fingerprint(finding.path, finding.title, code, finding.category),
         placement=placement,
         placement_note=note,
+        on_unchanged_lines=unchanged,
         code=code,
         new_file_line=_where_removed(file, line) if finding.side == "LEFT" else None,
         confidence=finding.confidence,
         discard_reason=finding._refused,
+        ticket=finding._ticket,
+        ticket_quote=(finding.ticket_quote or "") if finding._ticket else "",
+        # An intent finding whose quote is in no ticket is checked whatever its severity.
+        force_verify=bool(finding._ticket_note),
     )
 
 
@@ -78,30 +84,50 @@ def _where_removed(file: FileChange | None, old_line: int) -> int | None:
     return hunk.new_start or None
 
 
+class Anchoring(NamedTuple):
+    """Where a finding sits on the diff: inline or summary-only, the note saying why, the end
+    line the comment can cover, and whether every line it covers is unchanged (a context
+    line of the hunk, neither added nor removed)."""
+
+    placement: Placement
+    note: str
+    end_line: int | None
+    unchanged: bool = False
+
+
 def placement_of(
     change: Change, path: str, line: int, end_line: int | None, side: Side, suggestion: bool
-) -> tuple[Placement, str, int | None]:
+) -> Anchoring:
     """Inline or summary-only for a finding at `line..end_line` of `path`, the note saying
-    why, and the end line the comment can cover."""
+    why, the end line the comment can cover, and whether those lines are all unchanged."""
     file = change.file(path, side)
     if file is None:
-        return "summary", f"'{path}' is not changed by this review", end_line
+        return Anchoring("summary", f"'{path}' is not changed by this review", end_line)
     hunk = file.hunk_at(line, side)
     if hunk is None:
-        return "summary", f"line {line} is not part of the diff", end_line
+        return Anchoring("summary", f"line {line} is not part of the diff", end_line)
     if end_line is None:
-        return "inline", "", None
+        return Anchoring("inline", "", None, _unchanged(hunk, line, line, side))
     # GitHub takes a multi-line comment only when both ends sit in the same hunk.
     numbers = [n for dl in hunk.lines if (n := _number(dl, side)) is not None]
     last_in_hunk = max(numbers)
     if end_line <= last_in_hunk:
-        return "inline", "", end_line
+        return Anchoring("inline", "", end_line, _unchanged(hunk, line, end_line, side))
     if suggestion:
         # A suggestion replaces exactly line..end_line: it cannot be cut to fit the hunk.
-        return "summary", f"lines {line}-{end_line} reach beyond the diff hunk", end_line
+        return Anchoring("summary", f"lines {line}-{end_line} reach beyond the diff hunk", end_line)
     clamped = last_in_hunk if last_in_hunk > line else None
     note = f"reported as lines {line}-{end_line}; the comment covers the changed part"
-    return "inline", note, clamped
+    return Anchoring("inline", note, clamped, _unchanged(hunk, line, clamped or line, side))
+
+
+def _unchanged(hunk: Hunk, first: int, last: int, side: Side) -> bool:
+    """Whether lines first..last of `side` in `hunk` are all context lines."""
+    return all(
+        dl.kind == "context"
+        for dl in hunk.lines
+        if (n := _number(dl, side)) is not None and first <= n <= last
+    )
 
 
 def _number(diff_line: DiffLine, side: str) -> int | None:

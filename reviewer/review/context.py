@@ -8,7 +8,7 @@ silently. Nothing from the process environment is passed to a template.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -20,6 +20,8 @@ from reviewer.change.batching import Batch, Piece, plan_batches
 from reviewer.change.diff_text import render_piece, rendered_size, shown_lines
 from reviewer.change.selection import select_files
 from reviewer.checks.noise import prompt_rows
+from reviewer.context.tickets.model import Ticket
+from reviewer.context.tickets.read import ticket_values
 from reviewer.findings import FileCoverage, RuleFileUse
 from reviewer.loop.tokens import CHARS_PER_TOKEN
 from reviewer.safety.sinks import map_strings
@@ -99,6 +101,7 @@ def build_plan(
     root: Path,
     config_revision: str | None,
     redact: Callable[[str], str] = str,
+    tickets: Sequence[Ticket] = (),
     learnings: Learnings = NO_LEARNINGS,
 ) -> ReviewPlan:
     """The messages for one agent loop per batch. One batch when the diff fits the window.
@@ -135,6 +138,9 @@ def build_plan(
         "other_files": [],
         "more_files": 0,
         "fence": fence_for(info.description + info.title),
+        # What the change is for: the tickets it names, read (prompts/_tickets.md.j2).
+        "tickets": ticket_values(tickets),
+        "verifying": False,
         "batch": "",
         # The noise table (data/noise.toml), the one source of what the model is told.
         "noise_classes": prompt_rows(),

@@ -15,16 +15,19 @@ from reviewer import __version__
 from reviewer.change import Change
 from reviewer.change.lines import LineCounter
 from reviewer.checks.grounding import ground, side_lines
+from reviewer.checks.intent import intent_problem
 from reviewer.checks.merging import merge_overlapping
 from reviewer.checks.noise import apply_noise_table
 from reviewer.checks.suggestion_check import suggestion_problem
 from reviewer.checks.verdict import SUBMIT_VERDICT
 from reviewer.checks.verify import Verifier, verify_environment, verify_findings
+from reviewer.context.tickets.model import Ticket
 from reviewer.errors import ToolError
 from reviewer.findings import (
     FileCoverage,
     Finding,
     ReviewResult,
+    TicketUse,
     sort_findings,
 )
 from reviewer.llm import DEFAULT_BASE_URL, ChatModel, Connection, ServerProfile
@@ -128,6 +131,7 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
                 learnings_notes=(*plan.learnings.notes, *plan.learnings_cuts),
                 price=prepared.price,
                 closed=tuple(ignored),
+                tickets=tuple(ticket_use(t) for t in prepared.tickets),
                 discarded=tuple(sort_findings((*discarded, *checked.discarded))),
                 verification_usage=checked.usage,
                 verification_price=verify_price(settings),
@@ -180,7 +184,7 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
             settings=settings,
             final=ReviewSubmission(
                 lambda submission: _check_submission(
-                    submission, change, workspace, counter, refused
+                    submission, change, workspace, counter, refused, prepared.tickets
                 )
             ),
             redactor=redactor,
@@ -207,9 +211,18 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
         environment=verify_environment(prepared.root, base),
         repository=request.info.repository if request.info else quote_path(prepared.root.name),
         record=request.keep_transcript,
+        tickets=prepared.tickets,
         learnings=plan.learnings,
     )
     return result(list(zip(plan.batches, outcomes, strict=True)), verifier=verifier)
+
+
+def ticket_use(ticket: Ticket) -> TicketUse:
+    """A ticket as the reports name it: without its text (the model had it; the reports say
+    what it was and whether it was read)."""
+    return TicketUse(
+        ticket.key, ticket.url, ticket.title, ticket.status, ticket.read, ticket.why, ticket.cut
+    )
 
 
 def chat_model(
@@ -239,10 +252,11 @@ def _check_submission(
     workspace: Workspace,
     counter: LineCounter,
     refused: Refusals,
+    tickets: tuple[Ticket, ...],
 ) -> dict[int, str]:
     problems: dict[int, str] = {}
     for number, finding in enumerate(submission.findings, 1):
-        problem = _finding_problem(finding, change, workspace, counter, refused)
+        problem = _finding_problem(finding, change, workspace, counter, refused, tickets)
         if problem and not refused.again(finding, problem):
             problems[number] = problem
     return problems
@@ -254,18 +268,23 @@ def _finding_problem(
     workspace: Workspace,
     counter: LineCounter,
     refused: Refusals,
+    tickets: tuple[Ticket, ...],
 ) -> str | None:
     try:
         finding.path = workspace.normalize(finding.path, allow_root=False)
     except ToolError as exc:
         return str(exc)
-    return check_finding(
-        finding, counter, lambda path, line: change.locate(path, line, "LEFT") is not None
-    ) or ground(
-        finding,
-        change,
-        lambda path, side: side_lines(path, side, change, counter),
-        refused.quotes,
+    return (
+        check_finding(
+            finding, counter, lambda path, line: change.locate(path, line, "LEFT") is not None
+        )
+        or ground(
+            finding,
+            change,
+            lambda path, side: side_lines(path, side, change, counter),
+            refused.quotes,
+        )
+        or intent_problem(finding, tickets, refused.ticket_quotes)
     )
 
 

@@ -6,6 +6,7 @@ run prints are the parts a real run uses.
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -13,6 +14,8 @@ from typing import Any
 
 from reviewer.change import Change, load_change
 from reviewer.change.selection import select_files
+from reviewer.context.tickets.model import Ticket, TicketRequest
+from reviewer.context.tickets.read import TicketSettings, gather_tickets
 from reviewer.errors import ReviewerError
 from reviewer.findings import FileCoverage, ModelPrice
 from reviewer.llm import DEFAULT_BASE_URL, check_base_url
@@ -72,6 +75,10 @@ class ReviewRequest:
     # Say which settings apply (a "settings: ..." note). False when the caller has said it
     # already, before a decision of its own that follows from them (the Action's scope).
     announce_settings: bool = True
+    # The tickets the change names (what it is for): besides its title, description and
+    # commit messages, its branch, the keys named by hand, the forges it may read. None:
+    # no ticket is looked for (an answer to a question).
+    tickets: TicketRequest | None = field(default_factory=TicketRequest)
     # The team's learnings as a text, in place of .reviewer/learnings.md at the base (an
     # evaluation case's); None: the file at the base.
     learnings: str | None = None
@@ -109,6 +116,8 @@ class Prepared:
     price: ModelPrice | None
     # Where each setting's value comes from ("default", "the command line", a file).
     sources: dict[str, str]
+    # The tickets the change names, read (shown to the model) or each with why not.
+    tickets: tuple[Ticket, ...] = ()
 
     @property
     def head_label(self) -> str:
@@ -155,6 +164,7 @@ def prepare_review(
     workspace.base = RevisionWorkspace(root, change.base)
     shown = _shown_change(root, change, head, request)
     info = request.info or _change_info(root, change.base, head, redactor)
+    tickets = _tickets(request, settings, root, change.base, head, info, events)
     # What the team has taught the reviewer, at the base like the settings.
     learnings = load_learnings(root, base, settings.learnings, request.learnings)
     plan = build_plan(
@@ -165,6 +175,7 @@ def prepare_review(
         root=root,
         config_revision=base,
         redact=redactor,
+        tickets=tickets,
         learnings=learnings,
     )
     coverage = _whole_coverage(change, plan.coverage, settings)
@@ -174,8 +185,55 @@ def prepare_review(
         events.note(_learnings_note(learnings, plan))
     return Prepared(
         started, root, base, head, settings, change, shown, workspace, plan, coverage, redactor,
-        price, setting_sources(layers),
+        price, setting_sources(layers), tickets,
     )  # fmt: skip
+
+
+def _tickets(
+    request: ReviewRequest,
+    settings: Settings,
+    root: Path,
+    base: str,
+    head: str | None,
+    info: ChangeInfo,
+    events: AgentEvents | None,
+) -> tuple[Ticket, ...]:
+    """The tickets the change names, in its title, description, branch and commit messages
+    (reviewer/context/tickets/), read as the settings say. Nothing here stops the review: a
+    ticket that cannot be read is a line of the log."""
+    asked = request.tickets
+    if asked is None or settings.tickets == "off":
+        return ()
+    if not asked.branch and request.info is None:
+        asked = replace(asked, branch=_branch(root, request.head))
+    messages = [] if head is None else _commit_messages(root, base, head)
+    return gather_tickets(
+        asked,
+        [info.title, info.description, *messages] if asked.detect else [],
+        TicketSettings(
+            settings.tickets, settings.max_tickets, settings.jira_url, settings.jira_projects
+        ),
+        os.environ,
+        events.note if events is not None else lambda line: None,
+    )
+
+
+def _branch(root: Path, asked: str | None) -> str:
+    """The head branch's name of a local review: --head when it names a branch, else the
+    branch checked out when the head is HEAD; "" for a commit."""
+    if asked is not None and asked != "HEAD":
+        known = run_git(root, ["rev-parse", "--verify", "--quiet", f"refs/heads/{asked}"],
+                        check=False)  # fmt: skip
+        return asked if known.returncode == 0 else ""
+    proc = run_git(root, ["symbolic-ref", "--quiet", "--short", "HEAD"], check=False)
+    return proc.stdout.decode("utf-8", "replace").strip() if proc.returncode == 0 else ""
+
+
+def _commit_messages(root: Path, base: str, head: str) -> list[str]:
+    """The messages of the reviewed commits, oldest first (at most _MAX_COMMITS)."""
+    args = ["log", "-z", "--format=%B", f"--max-count={_MAX_COMMITS}", "--end-of-options"]
+    out = run_git(root, [*args, f"{base}..{head}", "--"]).stdout.decode("utf-8", "replace")
+    return [body.strip() for body in reversed(out.split("\0")[:-1] if out else [])]
 
 
 def _rule_files_note(plan: ReviewPlan) -> str:

@@ -22,6 +22,8 @@ REFUSED_AGAIN = "not accepted, and sent again unchanged after the model was told
 class Refusals:
     # The quotes refused as in no file (grounding.ground), by path, side and quoted lines.
     quotes: set[tuple[str, ...]] = field(default_factory=set)
+    # The ticket quotes refused as in no ticket (checks/intent.py), likewise.
+    ticket_quotes: set[tuple[str, ...]] = field(default_factory=set)
     # The problem each finding was refused for, by its place and title.
     findings: dict[tuple[str, str, int, int | None, str], str] = field(default_factory=dict)
 

@@ -97,12 +97,21 @@ class FindingIn(BaseModel):
         description="How sure you are that this is a real problem, from 0 to 1, judged by "
         "the evidence you read.",
     )
+    ticket_quote: str | None = Field(
+        None,
+        description="For category intent: the words of the ticket the finding relies on (what "
+        "it asks or forbids), copied exactly from the ticket's text; checked against it.",
+    )
     # What grounding did to the finding (grounding.py: moved to where its quote is, or kept
     # without a quote that is in no file), for the reports; "" when nothing.
     _grounding: str = PrivateAttr("")
     # Why the finding is discarded unchecked (Refusals.again: refused, then sent again
     # unchanged), or "".
     _refused: str = PrivateAttr("")
+    # An intent finding: the key of the ticket its ticket_quote is in (checks/intent.py), or
+    # why it is kept without one (its quote was in no ticket, twice): verification decides.
+    _ticket: str = PrivateAttr("")
+    _ticket_note: str = PrivateAttr("")
 
     @field_validator("severity", mode="before")
     @classmethod

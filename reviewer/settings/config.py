@@ -19,8 +19,11 @@ from reviewer.settings.pricing import Price
 CONFIG_FILE = ".reviewer.toml"
 PYPROJECT = "pyproject.toml"
 ENV_PREFIX = "REVIEWER_"
-# `@` and a GitHub login: letters, digits and single hyphens, 39 characters at most.
-_MENTION = re.compile(r"@[A-Za-z0-9](?:-?[A-Za-z0-9]){0,38}")
+# A GitHub login (letters, digits, single hyphens) or a GitLab username (also `_` and `.`).
+_MENTION = re.compile(r"@[A-Za-z0-9_](?:[A-Za-z0-9_.-]{0,253}[A-Za-z0-9_])?")
+# A Jira project key (PAY), and Jira's address: no credentials in it (the token is a secret).
+_JIRA_PROJECT = re.compile(r"[A-Z][A-Z0-9_]{0,49}")
+_JIRA_URL = re.compile(r"https?://[^\s/@?#]+(/[^\s?#]*)?")
 FailOn = Literal["critical", "high", "medium", "low", "info", "none"]
 VerifyLevel = Literal["all", "off", "critical", "high", "medium", "low", "info"]
 
@@ -91,6 +94,26 @@ class Settings(BaseModel):
     min_severity: Severity = Field(Severity.INFO, description="Findings below are suppressed.")
     max_findings: int = Field(50, ge=0, description="Findings over this are suppressed.")
     fail_on: FailOn = Field("none", description="Exit 1 when a finding is at or above this.")
+    # The tickets the change names (reviewer/context/tickets/): what the change is for.
+    tickets: Literal["auto", "off"] = Field(
+        "auto",
+        description='"auto": read the tickets the change names (#12, owner/repo#12, issue URLs '
+        'of the forge, Jira keys) and show the model what the change is for; "off": none.',
+    )
+    max_tickets: int = Field(
+        3, ge=0, le=20, description="Tickets read for one review, at most (each cut to 4,000 "
+        "characters)."
+    )
+    jira_url: str | None = Field(
+        None,
+        description="Your Jira's address (https://acme.atlassian.net); its token comes from "
+        "REVIEWER_JIRA_TOKEN (or JIRA_API_TOKEN), never from a file.",
+    )
+    jira_projects: tuple[str, ...] = Field(
+        (),
+        description='Jira project keys whose issue keys count as tickets in the change\'s text '
+        '(["PAY"]: PAY-42); none: only --ticket and {jira_url}/browse/KEY links.',
+    )
     dismiss_by: Literal["writers", "anyone"] = Field(
         "writers",
         description="Who may dismiss a finding on GitHub (resolve its thread, react -1, reply "
@@ -144,7 +167,8 @@ class Settings(BaseModel):
     mention: str = Field(
         "@reviewer",
         description="How people call the bot in a comment (a mention, `@` and a login); a "
-        "comment that says it outside code and quotes is a question for the bot.",
+        "comment that says it outside code and quotes is a question for the bot. Unset on "
+        "GitLab: the bot's own username.",
     )
     answer_to: Literal["author-and-writers", "anyone"] = Field(
         "author-and-writers",
@@ -178,6 +202,28 @@ class Settings(BaseModel):
             return paths
         return value
 
+    @field_validator("jira_projects", mode="before")
+    @classmethod
+    def _project_keys(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            value = (value,)
+        if isinstance(value, list | tuple):
+            keys = tuple(str(item).strip().upper() for item in value)
+            if any(not _JIRA_PROJECT.fullmatch(key) for key in keys):
+                raise ValueError("each is a Jira project key: a letter, then letters, digits or _")
+            return keys
+        return value
+
+    @field_validator("jira_url")
+    @classmethod
+    def _jira_address(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        value = value.strip().rstrip("/")
+        if not _JIRA_URL.fullmatch(value):
+            raise ValueError("an http(s) address without credentials, e.g. https://acme.atlassian.net")
+        return value
+
     @field_validator("language")
     @classmethod
     def _one_line(cls, value: str) -> str:
@@ -192,7 +238,7 @@ class Settings(BaseModel):
         value = value.strip()
         if not _MENTION.fullmatch(value):
             raise ValueError(
-                "a mention is `@` and a GitHub login (letters, digits, hyphens), e.g. @reviewer"
+                "a mention is `@` and a login (letters, digits, `-`, `_`, `.`), e.g. @reviewer"
             )
         return value
 

@@ -21,6 +21,8 @@ from reviewer.settings.variables import COMMAND_VARIABLES
 from reviewer.workspace.gitcmd import run_git
 
 _ENV_ALIASES = {"OPENAI_BASE_URL": "base_url", "OPENAI_API_KEY": "api_key"}
+# Secrets: a settings file is committed or shared, so it may not hold them.
+_NOT_IN_FILES = frozenset({"api_key"})
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,9 @@ class Layer:
     values: Mapping[str, Any]
     # Where a key came from when the layer's name is not precise enough (the variable).
     key_sources: Mapping[str, str] = field(default_factory=dict)
+    # Settings this kind of source may not set (a file: the API key), so never offered as
+    # known ones in its errors.
+    refused: frozenset[str] = frozenset()
 
     def source_of(self, key: str) -> str:
         return self.key_sources.get(key, self.source)
@@ -54,7 +59,8 @@ def environment_layer(environ: Mapping[str, str]) -> Layer:
 
 
 def _env_value(key: str, value: str) -> Any:
-    if key in ("include", "exclude") or (key == "rule_files" and value not in ("auto", "none")):
+    lists = ("include", "exclude", "jira_projects")
+    if key in lists or (key == "rule_files" and value not in ("auto", "none")):
         return tuple(part.strip() for part in value.replace("\n", ",").split(",") if part.strip())
     return value
 
@@ -123,7 +129,7 @@ def _file_layer(where: str, data: Mapping[str, Any]) -> Layer:
             "committed): remove it and set OPENAI_API_KEY (in the GitHub Action, the api-key "
             "input, from a secret)"
         )
-    return Layer(where, data)
+    return Layer(where, data, refused=_NOT_IN_FILES)
 
 
 def _read_at(root: Path, name: str, revision: str | None) -> str | None:
@@ -147,7 +153,7 @@ def resolve_settings(layers: list[Layer | None]) -> Settings:
             if key not in known:
                 raise ReviewerError(
                     f"unknown setting '{key}' in {layer.source_of(key)}; known settings: "
-                    f"{', '.join(sorted(known))}"
+                    f"{', '.join(sorted(known - layer.refused))}"
                 )
             merged[key] = value
             origin[key] = layer.source_of(key)
@@ -167,6 +173,9 @@ SETTING_EXAMPLES = {
     "prices": '[prices."my-model"] with input = 2.5, cached_input = 1.25, output = 10.0',
     "max_cost": "max_cost = 2.5",
     "verify": 'verify = "all" (or "off", or a severity such as "medium")',
+    "jira_url": 'jira_url = "https://acme.atlassian.net"',
+    "jira_projects": 'jira_projects = ["PAY", "OPS"]',
+    "tickets": 'tickets = "auto" (or "off")',
 }
 
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 # Set (to anything) to see the traceback of an unexpected error after its one line.
 DEBUG_VARIABLE = "REVIEWER_DEBUG"
 
-# Name -> (the command that reads it, what it is).
+# Name -> (the commands that read it, comma-separated; what it is).
 COMMAND_VARIABLES: Mapping[str, tuple[str, str]] = {
     "REVIEWER_CONFIG": (
         "github",
@@ -47,10 +47,24 @@ COMMAND_VARIABLES: Mapping[str, tuple[str, str]] = {
     "REVIEWER_JUDGE_BASE_URL": ("eval", "the endpoint of `reviewer eval`'s judge"),
     "REVIEWER_JUDGE_API_KEY": ("eval", "the API key of `reviewer eval`'s judge"),
     "REVIEWER_EVAL_GIT_BASE": ("eval", "where `reviewer eval` clones benchmark repositories from"),
+    "REVIEWER_JIRA_TOKEN": (
+        "review, github, gitlab",
+        "Jira API token (Cloud) or personal access token (Data Center) the tickets are read "
+        "with; also JIRA_API_TOKEN",
+    ),
+    "REVIEWER_JIRA_EMAIL": (
+        "review, github, gitlab",
+        "the Atlassian account's email: with it, Basic email:token (Jira Cloud); without, "
+        "Bearer token (Data Center); also JIRA_EMAIL",
+    ),
     DEBUG_VARIABLE: ("every command", "show the traceback of an unexpected error"),
 }
 
 
 def variables_of(command: str) -> dict[str, str]:
     """The variables `command` reads itself, with what each is."""
-    return {name: what for name, (reader, what) in COMMAND_VARIABLES.items() if reader == command}
+    return {
+        name: what
+        for name, (readers, what) in COMMAND_VARIABLES.items()
+        if command in readers.split(", ")
+    }

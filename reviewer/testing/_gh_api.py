@@ -234,7 +234,10 @@ def handle(
     store: PullRequestStore, route: Route, match: re.Match[str], request: ApiRequest
 ) -> Answer:
     number = match.groupdict().get("n")
-    if number is not None and int(number) != store.info.number:
+    # The issues endpoint also serves the repository's issues (get_issue decides).
+    if number is not None and int(number) != store.info.number and route.handler is not (
+        comments.get_issue
+    ):
         raise not_found(route.doc)
     with store.lock:
         return route.handler(store, match, request, route.doc)

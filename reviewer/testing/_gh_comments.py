@@ -125,7 +125,14 @@ def delete_comment(
 def get_issue(
     store: PullRequestStore, match: re.Match[str], request: ApiRequest, doc: str
 ) -> Answer:
-    return json_answer(200, render_issue(store.site, store.info, len(store.issue_comments)))
+    """The pull request as an issue (it is one, with a `pull_request` key), or an issue."""
+    number = int(match["n"])
+    if number == store.info.number:
+        return json_answer(200, render_issue(store.site, store.info, len(store.issue_comments)))
+    issue = store.issues.get((store.site.full_name.lower(), number))
+    if issue is None:
+        raise not_found(doc)
+    return json_answer(200, issue)
 
 
 def list_issue_comments(

@@ -52,6 +52,9 @@ class Dispatcher:
     read_only: bool
     expect_commit_id: bool
     rate_limit: Callable[[], JsonObject]  # the server counts requests
+    # Whether the token reads the site's other private repositories (a personal token may;
+    # a workflow's GITHUB_TOKEN reads its own repository only).
+    reads_private: bool = False
 
     def serve(
         self,
@@ -117,6 +120,9 @@ class Dispatcher:
         else:
             is_repo = self._is_repo(match["owner"], match["name"])
         if not is_repo:
+            other = self._other_repository(method, match, headers)
+            if other is not None:
+                return other, None
             raise GitHubError(404, error_body(404, "Not Found", DOC["repo"]))
         rest = match["rest"] or ""
         route, route_match, exists = find_route(method, rest)
@@ -158,6 +164,33 @@ class Dispatcher:
             core = self.rate_limit()
             return json_answer(200, {"resources": {"core": core}, "rate": core})
         return None
+
+    def _other_repository(
+        self, method: str, match: re.Match[str], headers: dict[str, str]
+    ) -> Answer | None:
+        """Another repository of the site (add_repository): `GET /repos/{o}/{r}` and its
+        issues only. A private one is invisible to a token that cannot read it: GitHub
+        answers 404 for what a token may not see (docs.github.com/rest: "Resources that do
+        not exist or that the token cannot access return 404")."""
+        store = self.store
+        if method != "GET" or match["owner"] is None:
+            return None
+        full = f"{match['owner']}/{match['name']}"
+        known = store.other_repos.get(full.lower())
+        if known is None or (known[1] and not self.reads_private):
+            return None
+        name, private = known
+        owner, _, repo = name.partition("/")
+        rest = match["rest"] or ""
+        if rest == "":
+            data = store.site.repository(owner, repo, fork=False, default_branch="main")
+            visibility = "private" if private else "public"
+            return json_answer(200, {**data, "private": private, "visibility": visibility})
+        issue = re.fullmatch(r"/issues/(\d+)", rest)
+        found = store.issues.get((name.lower(), int(issue[1]))) if issue else None
+        if found is None:
+            raise GitHubError(404, error_body(404, "Not Found", DOC["issue"]))
+        return json_answer(200, found)
 
     def _is_repo(self, owner: str, name: str) -> bool:
         # GitHub matches owner and repository names case-insensitively.

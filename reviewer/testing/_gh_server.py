@@ -27,7 +27,7 @@ from reviewer.testing._gh_objects import (
     require_graphql_core,
     stable_id,
 )
-from reviewer.testing._gh_state import PullRequestInfo
+from reviewer.testing._gh_state import PullRequestInfo, render_plain_issue
 from reviewer.testing._gh_store import Limits, PullRequestStore
 from reviewer.testing._llm_http import LoopbackFake, LoopbackServer, Plan
 from reviewer.testing._llm_wire import Answer
@@ -236,6 +236,40 @@ class FakeGitHub(ConversationMixin, LoopbackFake):
         """An existing comment on the pull request's conversation (by the bot by default)."""
         comment = self.store.add_issue_comment(body, user=user or self.bot)
         return self.store.issue_comment_json(comment)
+
+    def add_issue(
+        self,
+        number: int,
+        title: str,
+        body: str,
+        *,
+        repository: str | None = None,
+        state: str = "open",
+        author: str = "octocat",
+    ) -> JsonObject:
+        """An issue (no pull request) of the served repository, or of another one of the site
+        (add_repository first): a ticket a pull request may name."""
+        name = repository or self.store.site.full_name
+        if repository and repository.lower() not in self.store.other_repos:
+            raise ValueError(f"add_repository({repository!r}) first")
+        issue = render_plain_issue(self.store.site, name, number, title, body, state, author)
+        with self.store.lock:
+            self.store.issues[(name.lower(), number)] = issue
+        return issue
+
+    def add_repository(self, full_name: str, *, private: bool = False) -> None:
+        """Another repository of the site, with issues (`GET /repos/{o}/{r}` and its issues
+        only). A private one is seen only when `reads_private` (a personal token's reach)."""
+        with self.store.lock:
+            self.store.other_repos[full_name.lower()] = (full_name, private)
+
+    @property
+    def reads_private(self) -> bool:
+        return self._dispatcher.reads_private
+
+    @reads_private.setter
+    def reads_private(self, value: bool) -> None:
+        self._dispatcher.reads_private = value
 
     def add_review(
         self,

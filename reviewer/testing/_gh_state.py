@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from reviewer.testing._gh_diff import PullDiff
-from reviewer.testing._gh_objects import JsonObject, Site, node_id, timestamp
+from reviewer.testing._gh_objects import JsonObject, Site, node_id, stable_id, timestamp
 
 
 @dataclass
@@ -287,3 +287,32 @@ def render_issue_comment(site: Site, info: PullRequestInfo, comment: IssueCommen
             "html_url": f"{site.web}/apps/github-actions",
         }
     return data
+
+
+def render_plain_issue(
+    site: Site, repository: str, number: int, title: str, body: str, state: str, author: str
+) -> JsonObject:
+    """An issue that is not a pull request: no `pull_request` key (docs.github.com/rest/
+    issues/issues#get-an-issue: "You can identify pull requests by the pull_request key")."""
+    api = f"{site.api}/repos/{repository}/issues/{number}"
+    return {
+        "url": api,
+        "repository_url": f"{site.api}/repos/{repository}",
+        "comments_url": f"{api}/comments",
+        "html_url": f"{site.web}/{repository}/issues/{number}",
+        "id": stable_id(f"{repository}#{number}"),
+        "number": number,
+        "title": title,
+        "user": site.user(author),
+        "labels": [],
+        "state": state,
+        "locked": False,
+        "assignee": None,
+        "assignees": [],
+        "comments": 0,
+        "created_at": "2024-01-01T00:00:00Z",
+        "updated_at": "2024-01-01T00:00:00Z",
+        "closed_at": None,
+        "author_association": "MEMBER",
+        "body": body,
+    }

@@ -76,6 +76,10 @@ class PullRequestStore:
         self.reviews: list[Review] = []
         self.review_comments: list[ReviewComment] = []
         self.issue_comments: list[IssueComment] = []
+        # Issues that are no pull request, by (repository in lower case, number), and the
+        # other repositories of the site ({lower name: (name, private)}): tickets to read.
+        self.issues: dict[tuple[str, int], JsonObject] = {}
+        self.other_repos: dict[str, tuple[str, bool]] = {}
         # The conversation around them: threads' resolution, reactions, who may act.
         self.threads = ThreadBook()
         self.reactions = ReactionBook()

@@ -268,6 +268,15 @@ def create_award(store: MergeRequestStore, match: re.Match[str], request: ApiReq
     return json_answer(201, store.award_json(note, award))
 
 
+def get_issue(store: MergeRequestStore, match: re.Match[str], request: ApiRequest) -> Answer:
+    """docs.gitlab.com/api/issues/#single-project-issue: by its iid; "404 Not found" for
+    an iid the project has no issue of (a merge request's iid is not an issue's)."""
+    issue = store.issues.get(int(match["issue_iid"]))
+    if issue is None:
+        return error(404, "404 Not found")
+    return json_answer(200, store.issue_json(issue))
+
+
 # (method, pattern after /api/v4, handler, writes)
 ROUTES: list[tuple[str, re.Pattern[str], Handler, bool]] = [
     (method, re.compile(pattern + r"\Z"), handler, method != "GET")
@@ -275,6 +284,7 @@ ROUTES: list[tuple[str, re.Pattern[str], Handler, bool]] = [
         ("GET", r"/user", get_user),
         ("GET", r"/projects/(?P<project>[^/]+)", get_project),
         ("GET", r"/projects/(?P<project>[^/]+)/members/all/(?P<user_id>\d+)", get_member),
+        ("GET", r"/projects/(?P<project>[^/]+)/issues/(?P<issue_iid>\d+)", get_issue),
         ("GET", _MR, get_merge_request),
         ("GET", _MR + r"/changes", get_changes),
         ("GET", _MR + r"/diffs", list_diffs),

@@ -16,7 +16,13 @@ from urllib.parse import parse_qsl, quote, urlsplit
 from reviewer.testing._gh_diff import resolve_commit
 from reviewer.testing._gh_inject import Injection
 from reviewer.testing._gl_api import ROUTES, ApiRequest, error, project_matches
-from reviewer.testing._gl_store import ACCESS_LEVELS, JsonObject, MergeRequestStore, ProjectInfo
+from reviewer.testing._gl_store import (
+    ACCESS_LEVELS,
+    Issue,
+    JsonObject,
+    MergeRequestStore,
+    ProjectInfo,
+)
 from reviewer.testing._llm_http import LoopbackFake, LoopbackServer, Plan
 from reviewer.testing._llm_wire import Answer, json_answer
 
@@ -156,6 +162,21 @@ class FakeGitLab(LoopbackFake):
                 self.store.members.pop(username, None)
             self._wrote()
             return self.store.user_json(user.username)
+
+    def add_issue(
+        self,
+        iid: int,
+        title: str,
+        description: str,
+        *,
+        state: str = "opened",
+        confidential: bool = False,
+    ) -> JsonObject:
+        """An issue of the project (a ticket a merge request may name as `#iid`)."""
+        with self.store.lock:
+            issue = Issue(iid, title, description, state, confidential)
+            self.store.issues[iid] = issue
+            return self.store.issue_json(issue)
 
     def user_id(self, username: str) -> int:
         with self.store.lock:

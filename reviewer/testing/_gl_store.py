@@ -81,9 +81,15 @@ class ProjectInfo:
     source_project_id: int
 
 
-def line_code(path: str, old: int | None, new: int | None) -> str:
-    """GitLab's line code: SHA1 of the path, `_old_new` (lib/gitlab/git/diff.rb line_code)."""
-    return f"{hashlib.sha1(path.encode()).hexdigest()}_{old or 0}_{new or 0}"
+@dataclass
+class Issue:
+    """A project issue (docs.gitlab.com/api/issues/): its iid, text, state, confidentiality."""
+
+    iid: int
+    title: str
+    description: str
+    state: str = "opened"
+    confidential: bool = False
 
 
 class MergeRequestStore:
@@ -97,6 +103,7 @@ class MergeRequestStore:
         self.users: dict[str, User] = {}
         self.members: dict[str, int] = {}
         self.discussions: list[Discussion] = []
+        self.issues: dict[int, Issue] = {}
         self.versions: list[Version] = []
         self._diffs: dict[tuple[str, str], PullDiff] = {}
         self.note_ids = itertools.count(3_000_001)
@@ -212,6 +219,20 @@ class MergeRequestStore:
             "default_branch": self.info.target_branch,
             "visibility": "private",
             "web_url": f"{self.web_url}/{self.info.path_with_namespace}",
+        }
+
+    def issue_json(self, issue: Issue) -> JsonObject:
+        """Get a single project issue's answer (the fields a reader uses, and its ids)."""
+        return {
+            "id": self.info.id * 100_000 + issue.iid,
+            "iid": issue.iid,
+            "project_id": self.info.id,
+            "title": issue.title,
+            "description": issue.description,
+            "state": issue.state,
+            "confidential": issue.confidential,
+            "issue_type": "issue",
+            "web_url": f"{self.web_url}/{self.info.path_with_namespace}/-/issues/{issue.iid}",
         }
 
     def diff_refs_json(self, version: Version | None = None) -> JsonObject:

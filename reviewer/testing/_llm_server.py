@@ -40,6 +40,9 @@ from reviewer.testing._llm_wire import (
 )
 
 HOST = "127.0.0.1"
+# Where the API is served, as on api.openai.com/v1 and most OpenAI-compatible servers
+# (Ollama, vLLM, llama.cpp, LM Studio): the base URL a client is given ends with it.
+API_PREFIX = "/v1"
 # The fake's own refusals are final: without this the openai client would retry a 500 twice
 # and a test would read three copies of one failure.
 NO_RETRY = {"x-should-retry": "false"}
@@ -118,12 +121,14 @@ class FakeLLM(LoopbackFake):
 
     @property
     def url(self) -> str:
+        """The server's root, without /v1: a client given it gets 404s (use `base_url`)."""
         return f"http://{HOST}:{self.port}"
 
     @property
     def base_url(self) -> str:
-        """What to give the client: `OpenAI(base_url=llm.base_url, api_key="test")`."""
-        return f"{self.url}/v1"
+        """What to give the client: `OpenAI(base_url=llm.base_url, api_key="test")`. The API is
+        served under /v1 only: `url` alone answers 404, as a real server does."""
+        return f"{self.url}{API_PREFIX}"
 
     @property
     def requests(self) -> list[RecordedRequest]:
@@ -180,7 +185,12 @@ class FakeLLM(LoopbackFake):
     def _plan(self, method: str, target: str, headers: dict[str, str], raw: bytes) -> Plan:
         """The answer to one HTTP request (called from the handler threads)."""
         path = urlsplit(target).path
-        route = path.rstrip("/").removeprefix("/v1")
+        # Served under /v1 only, as OpenAI and the servers that copy it are: a base URL without
+        # /v1 gets OpenAI's own 404, `Invalid URL (POST /chat/completions)` (an
+        # invalid_request_error, param and code null; as users met it:
+        # Chanzhaoyu/chatgpt-web#737, OpenHands/OpenHands#485, both fixed by adding /v1).
+        route = path.rstrip("/")
+        route = route.removeprefix(API_PREFIX) if route.startswith(API_PREFIX + "/") else ""
         try:
             body = json.loads(raw) if raw else None
         except ValueError:

@@ -23,7 +23,13 @@ Served (owner and name match case-insensitively; `/repositories/{id}/...` works 
   application/vnd.github.v3.diff` or `application/vnd.github.diff` the diff text, or GitHub's
   406 `too_large` over `max_diff_files` / `max_diff_lines`), `.../pulls/{n}/files` (patch
   omitted for binary files and content-less changes, at most `max_listed_files`),
-  `.../pulls/{n}/commits`, `.../commits/{sha}`, `.../issues/{n}`, the web `diff_url`;
+  `.../pulls/{n}/commits`, `.../commits/{sha}`, the web `diff_url`;
+- `GET .../issues/{n}` ("Get an issue"): the pull request as an issue (with its
+  `pull_request` key: every pull request is an issue), or an issue `add_issue(number, title,
+  body)` made (no `pull_request` key), else 404; `add_repository("o/r", private=...)` serves
+  another repository of the site (`GET /repos/o/r` with `private`, and its issues), a private
+  one only when `reads_private` is set (as a personal token), else 404 as GitHub answers
+  what a token cannot see;
 - reviews: `GET`/`POST .../pulls/{n}/reviews` (200), `GET`/`DELETE .../reviews/{id}` (delete:
   pending only), `GET .../reviews/{id}/comments`;
 - review comments: `GET`/`POST .../pulls/{n}/comments` (201, "Validation Failed" errors),
@@ -97,8 +103,8 @@ fake gave), `.failures` (requests the fake could not serve, broken expectations 
 
 Run as a program: `python -m reviewer.testing.fake_github REPO --base main --head feature`
 prints the base URL and serves until interrupted; the exit code is 1 when failures were
-recorded. To try `reviewer github` on that repository (README: "Try `reviewer github`
-locally"):
+recorded. To try `reviewer github` on that repository (docs/action.md: "Try `reviewer
+github` locally"):
 - `--event FILE` writes the `pull_request` event payload there (action `opened`; after a
   push `synchronize`, with `before` and `after`), and the program prints, after the URL,
   the `export` lines of the run's environment: GITHUB_EVENT_NAME, GITHUB_EVENT_PATH,
@@ -117,7 +123,8 @@ locally"):
   `comment TEXT`, `resolve ID`, `react ID [CONTENT]` (default `-1`). `--role` makes them a
   collaborator (admin, maintain, write, triage, read); `--trigger` makes the reply or
   comment the next run's event (`pull_request_review_comment` / `issue_comment`, and the
-  `--env` file's GITHUB_EVENT_NAME with it) until the next push. Comment ids are in the
+  `--env` file's GITHUB_EVENT_NAME with it: source the file again, or `reviewer github`
+  refuses an event name that is not its file's) until the next push. Comment ids are in the
   state file.
 """
 

@@ -20,13 +20,17 @@ Served under /api/v4 (`:id` is the numeric id or the URL-encoded path), as GitLa
   tokens by `PRIVATE-TOKEN` or `Authorization: Bearer`; an unknown token is a 401; a token
   with scope `read_api` that writes gets 403 `insufficient_scope`;
 - `GET /projects/:id`, `GET /projects/:id/members/all/:user_id` (`access_level` 10-50; 404
-  "404 Not found" for a non-member);
+  "404 Not found" for a non-member); `GET /projects/:id/issues/:issue_iid` ("Get a single
+  project issue": title, description, state, confidential, web_url; "404 Not found" for an
+  iid without an issue; `add_issue(iid, title, description, confidential=...)` adds one);
 - merge request `GET .../merge_requests/:iid` (sha, diff_refs, author, source/target project
   ids, web_url), `.../changes`, `.../diffs`, `.../versions` (newest first), `.../versions/:id`;
 - discussions: `GET` (paginated), `POST` with `body` and an optional `position` checked
   against a version of the diff (see `_gl_positions`: 400 `Note {:line_code=>["can't be
   blank", "must be a valid line code"]}` for a line that is not on the diff with that role,
-  `position[head_sha] is missing`, `line_range`), `GET`/`PUT .../discussions/:id` (`resolved`,
+  `position[head_sha] is missing`, `line_range` ends of `line_code` (GitLab's, from the
+  diff's running counters: `_gl_lines`) and `type` only, numbers there refused with `Note
+  {:position=>["must be a valid json schema"]}`), `GET`/`PUT .../discussions/:id` (`resolved`,
   Developer and above or the MR's author, else 403), `POST .../discussions/:id/notes` (reply);
 - notes: `GET .../notes` (newest first; `sort=asc`), `POST` (a note of its own, not
   resolvable), `GET`/`PUT .../notes/:id` (only its author edits: 403);
@@ -40,18 +44,25 @@ later" with `Retry-After`). Between runs: `person(name, role)` `.note`, `.reply`
 `.award` (default `thumbsdown`), `.edit`; `add_member(name, role)`; `push(rev)`. Assertions:
 `.requests`, `.discussions`, `.merge_request`.
 
-As a program: `python -m reviewer.testing.fake_gitlab --repo PATH [--state FILE] [--port N]`
+As a program (docs/gitlab.md, "Try `reviewer gitlab` locally"; `_gl_local`):
+`python -m reviewer.testing.fake_gitlab --repo PATH [--state FILE] [--env FILE] [--port N]`
 prints its URL and serves until interrupted; with `--state` the conversation is kept in FILE
-(rewritten after every write) and taken back on the next start. Between runs:
-`python -m reviewer.testing.fake_gitlab push [REV] --url URL` and
-`python -m reviewer.testing.fake_gitlab act NAME [--role ROLE] --url URL note TEXT | reply
-DISCUSSION TEXT | resolve DISCUSSION | award NOTE [NAME]` (ids are in the state file).
+(rewritten after every write) and taken back on the next start; with `--env` the environment
+of the merge request pipeline's job (GITLAB_CI, CI_PIPELINE_SOURCE, CI_SERVER_URL,
+CI_API_V4_URL, CI_PROJECT_*, CI_MERGE_REQUEST_*, CI_COMMIT_SHA, REVIEWER_GITLAB_TOKEN and
+REVIEWER_REPORTS_DIR) is printed after the URL and written to FILE as `export` lines, again
+after every push. Between runs (the URL defaults to $CI_SERVER_URL):
+`python -m reviewer.testing.fake_gitlab push [REV] [--url URL]` and
+`python -m reviewer.testing.fake_gitlab act NAME [--role ROLE] [--url URL] note TEXT | reply
+DISCUSSION TEXT | resolve DISCUSSION | award NOTE [NAME]` (a discussion by its id or by one
+of its notes' ids; ids are in the state file).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 import threading
@@ -62,70 +73,10 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from reviewer.testing._gl_persist import dump, restore
+from reviewer.testing._gl_local import CONTROL, LocalGitLab
 from reviewer.testing._gl_server import ActionRefused, FakeGitLab, GitLabRequest, Person
-from reviewer.testing._llm_http import Plan
-from reviewer.testing._llm_wire import json_answer
 
 __all__ = ["ActionRefused", "FakeGitLab", "GitLabRequest", "LocalGitLab", "Person", "main"]
-CONTROL = "/_fake"
-
-
-class LocalGitLab(FakeGitLab):
-    """The fake as a program: its state in a file, and control endpoints for `push`/`act`."""
-
-    def __init__(self, repo: Path, *, state_file: Path | None = None, **options: Any) -> None:
-        super().__init__(repo, **options)
-        self.state_file = state_file
-        self.restored: str | None = None
-        if state_file is not None and state_file.exists():
-            try:
-                self.restored = restore(self.store, json.loads(state_file.read_text()))
-            except (ValueError, KeyError, TypeError) as exc:
-                self.restored = f"not restored: the state file is unreadable ({exc})"
-        self.on_write.append(self.write_state)
-        self.write_state()
-
-    def write_state(self) -> None:
-        if self.state_file is None:
-            return
-        temporary = self.state_file.with_suffix(".tmp")
-        temporary.write_text(json.dumps(dump(self.store), indent=1))
-        temporary.replace(self.state_file)
-
-    def _plan(self, method: str, target: str, headers: dict[str, str], raw: bytes) -> Plan:
-        if not target.startswith(CONTROL + "/"):
-            return super()._plan(method, target, headers, raw)
-        request = json.loads(raw) if raw else {}
-        name = target[len(CONTROL) + 1 :]
-        try:
-            if name == "state":
-                return Plan(json_answer(200, dump(self.store)))
-            if name == "push":
-                before, after = self.push(request.get("head"))
-                return Plan(json_answer(200, {"before": before, "after": after}))
-            if name == "act":
-                person = self.person(request["name"], request.get("role"))
-                done = _perform(person, request)
-                return Plan(json_answer(200, done))
-        except ActionRefused as exc:
-            return Plan(json_answer(exc.status, exc.body))
-        except (ValueError, KeyError, TypeError) as exc:
-            return Plan(json_answer(400, {"message": str(exc)}))
-        return Plan(json_answer(404, {"message": f"no control {name!r}"}))
-
-
-def _perform(person: Person, request: dict[str, Any]) -> Any:
-    action = request["action"]
-    if action == "note":
-        return person.note(request["body"])
-    if action == "reply":
-        return person.reply(request["discussion"], request["body"])
-    if action == "resolve":
-        return person.resolve(request["discussion"])
-    if action == "award":
-        return person.award(int(request["note"]), request.get("emoji") or "thumbsdown")
-    raise ValueError(f"unknown action {action!r}")
 
 
 def _arguments(argv: Sequence[str]) -> argparse.Namespace:
@@ -143,6 +94,10 @@ def _arguments(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--author", default="alice")
     parser.add_argument("--token", default="glpat-fake", help="the bot's token")
     parser.add_argument("--state", type=Path, help="keep the conversation here (JSON)")
+    parser.add_argument(
+        "--env", type=Path, help="write the pipeline job's environment here (export lines, "
+        "rewritten after a push) and print it"
+    )
     parser.add_argument("--port", type=int, default=0, help="default: any free port")
     return parser.parse_args(argv)
 
@@ -156,7 +111,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _arguments(argv)
     try:
         fake = LocalGitLab(
-            args.repo, state_file=args.state, project=args.project,
+            args.repo, state_file=args.state, env_file=args.env, project=args.project,
             project_id=args.project_id, iid=args.iid, target_branch=args.target,
             source_branch=args.source, title=args.title, author=args.author, token=args.token,
             port=args.port,
@@ -175,6 +130,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(fake.restored, flush=True)
     with fake:
         print(fake.url, flush=True)
+        if args.env is not None:
+            print(fake.exports(fake.environment()), end="", flush=True)
         try:
             while not stop.wait(0.1):
                 pass
@@ -187,9 +144,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _push(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m reviewer.testing.fake_gitlab push")
     parser.add_argument("rev", nargs="?", help="default: the source branch as it is now")
-    parser.add_argument("--url", required=True, help="the URL the fake printed")
+    parser.add_argument("--url", help=URL_HELP)
     args = parser.parse_args(argv)
-    moved = _control(args.url, "push", {"head": args.rev} if args.rev else {})
+    url = _url(args.url, "push")
+    if url is None:
+        return 2
+    moved = _control(url, "push", {"head": args.rev} if args.rev else {})
     if moved is None:
         return 2
     print(f"pushed: the head moved from {moved['before'][:12]} to {moved['after'][:12]}")
@@ -200,23 +160,38 @@ def _act(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m reviewer.testing.fake_gitlab act")
     parser.add_argument("name", help="who acts")
     parser.add_argument("--role", help="also make them a member: developer, reporter, ...")
-    parser.add_argument("--url", required=True, help="the URL the fake printed")
+    parser.add_argument("--url", help=URL_HELP)
     actions = parser.add_subparsers(dest="action", required=True)
-    actions.add_parser("note").add_argument("body")
-    reply = actions.add_parser("reply")
+    actions.add_parser("note", help="a note on the merge request").add_argument("body")
+    reply = actions.add_parser("reply", help="reply in a discussion (its id, or a note's)")
     reply.add_argument("discussion")
     reply.add_argument("body")
-    actions.add_parser("resolve").add_argument("discussion")
-    award = actions.add_parser("award")
+    resolve = actions.add_parser("resolve", help="resolve a discussion (its id, or a note's)")
+    resolve.add_argument("discussion")
+    award = actions.add_parser("award", help="award emoji to a note (default thumbsdown)")
     award.add_argument("note")
     award.add_argument("emoji", nargs="?")
     args = parser.parse_args(argv)
+    url = _url(args.url, "act")
+    if url is None:
+        return 2
     request = {k: v for k, v in vars(args).items() if k != "url" and v is not None}
-    done = _control(args.url, "act", request)
+    done = _control(url, "act", request)
     if done is None:
         return 2
     print(f"{args.name} did {args.action}")
     return 0
+
+
+URL_HELP = "the URL the fake printed; default: $CI_SERVER_URL (from the --env file)"
+
+
+def _url(given: str | None, what: str) -> str | None:
+    url = (given or os.environ.get("CI_SERVER_URL") or "").rstrip("/")
+    if not url:
+        print(f"fake_gitlab {what}: no URL: pass --url (the URL the fake printed) or source "
+              "the --env file, which sets CI_SERVER_URL", file=sys.stderr)  # fmt: skip
+    return url or None
 
 
 def _control(url: str, name: str, request: dict[str, Any]) -> Any:

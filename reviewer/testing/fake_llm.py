@@ -31,7 +31,7 @@ A script for `reviewer review` ends each conversation with a reply that calls `s
 `{"tool_calls": [{"name": "submit_review", "arguments": {"summary": "...", "findings": [...]}}]}`,
 each finding with `path`, `line`, `severity`, `title`, `body` and optionally `end_line`,
 `side`, `category`, `suggestion` (`reviewer tools` lists them, `reviewer tools --json` prints
-the schemas the model is sent; the README's "The answer: submit_review" says what each is).
+the schemas the model is sent; docs/tools.md's "The answer: submit_review" says what each is).
 
 Any step may add `delay` (seconds before answering), `headers` (extra response headers) and
 `expect`, checks on the request: `model`, `tools` (true, false or a list of names),
@@ -39,14 +39,19 @@ Any step may add `delay` (seconds before answering), `headers` (extra response h
 answered by the trailing tool messages), `contains` / `last_contains` (substrings of all
 messages / of the last one). A failed check answers 400 and is recorded in `.failures`.
 
+The API is served under `/v1` only (`base_url`), as OpenAI serves it: a client given the
+server's root (`url`, a base URL without `/v1`, the most common mistake) gets OpenAI's 404,
+`Invalid URL (POST /chat/completions)`, for every request.
+
 Requests are checked as OpenAI checks them: `Authorization: Bearer` present (401), a JSON
 body (400), `model` and `messages` present, every tool call answered by a tool message
 right after it and no tool message without its call (400, with OpenAI's texts).
 Streaming is supported (SSE chunks as in OpenAI's API, `stream_options.include_usage`).
 
 Run as a program: `python -m reviewer.testing.fake_llm script.json [--port N]` prints the
-base URL on one line and serves until interrupted, or with `--exit-when-done` until every
-step has been answered; the exit code is 1 when failures were recorded.
+base URL (`http://127.0.0.1:N/v1`) on one line and serves until interrupted, or with
+`--exit-when-done` until every step has been answered; the exit code is 1 when failures were
+recorded.
 """
 
 from __future__ import annotations

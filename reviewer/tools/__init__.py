@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from reviewer.errors import ReviewerError, ToolError
+from reviewer.safety.model_json import UnreadableJSON, check_depth, read_json
 from reviewer.safety.redact import Redactor
 from reviewer.safety.sinks import valid_text
 from reviewer.tools.base import Tool
@@ -61,23 +62,25 @@ def _schemas() -> tuple[dict[str, Any], ...]:
 
 
 def parse_arguments(raw: object) -> dict[str, Any]:
-    """Tool arguments as sent by a model: a JSON object string, an object, or nothing."""
+    """Tool arguments as sent by a model: a JSON object string, an object, or nothing. Read
+    within bounds (safety/model_json.py): nested too deep, a number too long or a key given
+    twice is a ToolError the model gets back, like JSON that is not JSON."""
     if raw is None or raw == "":
         return {}
-    if isinstance(raw, dict):
-        return raw
-    if isinstance(raw, str):
-        try:
-            value = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise ToolError(
-                f"arguments are not valid JSON ({exc.msg} at character {exc.pos}); "
-                'send an object such as {"path": "src/app.py"}.'
-            ) from exc
-        if isinstance(value, str):  # double-encoded JSON, seen from some servers
-            return parse_arguments(value)
-        if isinstance(value, dict):
-            return value
+    try:
+        value = read_json(raw) if isinstance(raw, str) else raw
+        check_depth(value)  # an object sent by the server was read by the client, unbounded
+    except UnreadableJSON as exc:
+        raise ToolError(f"{exc}.") from exc
+    except json.JSONDecodeError as exc:
+        raise ToolError(
+            f"arguments are not valid JSON ({exc.msg} at character {exc.pos}); "
+            'send an object such as {"path": "src/app.py"}.'
+        ) from exc
+    if isinstance(raw, str) and isinstance(value, str):  # double-encoded, from some servers
+        return parse_arguments(value)
+    if isinstance(value, dict):
+        return value
     raise ToolError("arguments must be a JSON object.")
 
 
