@@ -61,6 +61,9 @@ class Verification:
     reason: str
     tool_calls: int = 0
     severity_before: Severity | None = None
+    # The id of the team's learning (.reviewer/learnings.md) the verdict relied on, one the
+    # verifier was shown; empty when it named none.
+    learning: str = ""
 
 
 @dataclass(frozen=True)
@@ -253,6 +256,30 @@ class TicketUse:
 
 
 @dataclass(frozen=True)
+class LearningUse:
+    """A learning of the team (.reviewer/learnings.md at the base) and its use in a review:
+    the changed files whose part it reached, how many verification requests showed it, and
+    the fingerprints of the findings whose verdict relied on it."""
+
+    id: str
+    scope: str
+    text: str
+    line: int
+    cut: str = ""
+    applied_to: tuple[str, ...] = ()
+    verifications: int = 0
+    relied_on: tuple[str, ...] = ()
+
+    @property
+    def used(self) -> bool:
+        return bool(self.applied_to or self.verifications or self.relied_on)
+
+
+# How a finding the ignore file (.reviewer/ignore.toml) names is shown as dismissed.
+IGNORE_FILE_HOW = "ignore file"
+
+
+@dataclass(frozen=True)
 class ClosedFinding:
     """A finding that no longer counts: fixed (its code changed, at `commit`) or dismissed
     (by a person on its thread, or by the ignore file: `by`, `how`, `reason`)."""
@@ -291,6 +318,10 @@ class ReviewResult:
     incremental: bool = False
     # The rule files whose instructions reached the model (rule_files.py).
     rule_files: tuple[RuleFileUse, ...] = ()
+    # The team's learnings read at the base (settings/learnings.py), each with its use, and
+    # what of the file was left out or cut, and why.
+    learnings: tuple[LearningUse, ...] = ()
+    learnings_notes: tuple[str, ...] = ()
     # The model's price, when one is known (settings or the shipped table): the cost.
     price: ModelPrice | None = None
     # Findings of the pull request that were fixed or dismissed; never counted, never posted.

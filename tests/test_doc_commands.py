@@ -170,7 +170,7 @@ def test_the_eval_tickets_block_compares_tickets_off_and_auto(tmp_path: Path) ->
                    XDG_CACHE_HOME=str(tmp_path / "xdg"))  # fmt: skip
         shown = ["What the change is for" in json.dumps(body) for body in llm.bodies]
     assert proc.returncode == 0, proc.stderr
-    assert shown.count(True) == 1 and len(shown) == 12  # six cases, twice; one ticket
+    assert shown.count(True) == 1 and len(shown) == 14  # seven cases, twice; one ticket
     lines = proc.stdout.splitlines()
     assert ", tickets off, " in lines[0] and ", tickets auto, " in lines[1]
     assert re.search(r"^tickets shown +0 +1 +\+1$", proc.stdout, re.M), proc.stdout

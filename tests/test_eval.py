@@ -56,6 +56,9 @@ REVIEWS: dict[str, Any] = {
     "greeting": [DOCSTRING],
     "clamp": [],
     "parse_port": [PORT_NIT],
+    # The refund split by floor division: a would-be false positive that the case's learning
+    # answers (tests/test_eval_learnings.py); this scripted reviewer reports nothing on it.
+    "split_refund": [],
 }
 RULES = [
     JudgeRule("one window early", "Off-by-one", confidence=0.95),
@@ -115,16 +118,16 @@ def test_sample_dataset_scores_hits_misses_and_noise_exactly(
     with Models(REVIEWS, RULES) as models:
         code, results = run_eval(tmp_path, str(SAMPLE), "--jobs", "2")
     assert code == 0
-    assert (results["cases_total"], results["cases_scored"], results["errors"]) == (6, 6, [])
+    assert (results["cases_total"], results["cases_scored"], results["errors"]) == (7, 7, [])
     llm = results["metrics"]["llm"]
     # 3 issues found (off-by-one, injection, the refund over the charge its ticket forbids),
     # 1 missed (the leak), 3 findings of noise.
     assert (llm["tp"], llm["fp"], llm["fn"]) == (3, 3, 1)
     assert (llm["precision"], llm["recall"], llm["f1"]) == (0.5, 0.75, 0.6)
-    assert llm["findings_per_case"] == 1.0
-    # The clean changes: 2 findings on 3 cases, all noise.
+    assert llm["findings_per_case"] == 0.857
+    # The clean changes: 2 findings on 4 cases, all noise.
     assert (llm["clean_cases"], llm["clean_findings"], llm["findings_per_clean_case"]) == (
-        3, 2, 0.667)  # fmt: skip
+        4, 2, 0.5)  # fmt: skip
     # No finding of these scripted reviews has a confidence or a verdict.
     assert llm["by_confidence"][">=0.8"] == {"findings": 0, "matched_findings": 0,
                                              "precision": None}  # fmt: skip
@@ -146,7 +149,7 @@ def test_sample_dataset_scores_hits_misses_and_noise_exactly(
     }  # fmt: skip
     assert llm["by_repository"] == {
         "sample/payments": {"tp": 1, "fp": 0, "fn": 0, "precision": 1.0, "recall": 1.0,
-                            "f1": 1.0, "cases": 1},
+                            "f1": 1.0, "cases": 2},
         "sample/stats": {"tp": 1, "fp": 2, "fn": 0, "precision": 0.3333, "recall": 1.0,
                          "f1": 0.5, "cases": 3},
         "sample/users": {"tp": 1, "fp": 1, "fn": 1, "precision": 0.5, "recall": 0.5,
@@ -164,16 +167,16 @@ def test_sample_dataset_scores_hits_misses_and_noise_exactly(
     assert results["judge"]["model"] == "judge-model"
     assert results["judge"]["prompt_version"] and results["reviewer"]["prompt_hashes"]
     assert results["datasets"] == [
-        {"name": "reviewer-sample", "version": "3", "format": "local", "cases": 6}
+        {"name": "reviewer-sample", "version": "4", "format": "local", "cases": 7}
     ]
     # The refund case's ticket was shown (tickets = "auto", the default); it alone has one.
     assert (results["reviewer"]["tickets"], results["usage"]["tickets_shown"]) == (["auto"], 1)
-    # Every (issue, finding) pair was asked once: 1x2 + 2x1 + 1x1 + 0x1 + 0x0 + 0x1.
+    # Every (issue, finding) pair was asked once: 1x2 + 2x1 + 1x1 + 0x1 + 0x0 + 0x1 + 0x0.
     assert len(models.judge.requests) == 5
-    assert len(models.reviewer.requests) == 6
+    assert len(models.reviewer.requests) == 7
     report = (tmp_path / "out" / "report.md").read_text()
     assert "| 0.500 | 0.750 | 0.600 | 3 | 3 | 1 |" in report
-    assert "3 cases, 2 findings, 0.667 per clean case." in report
+    assert "4 cases, 2 findings, 0.500 per clean case." in report
 
 
 @pytest.mark.parametrize("answer", ["garbage", "empty"])
@@ -185,7 +188,7 @@ def test_judge_errors_and_incomplete_reviews_are_errors_and_exit_2(
     with Models(reviews, rules):
         code, results = run_eval(tmp_path, str(SAMPLE))
         assert code == 2
-        assert (results["cases_total"], results["cases_scored"]) == (6, 4)
+        assert (results["cases_total"], results["cases_scored"]) == (7, 5)
         errors = {e["case"]: (e["stage"], e["message"]) for e in results["errors"]}
         assert errors["greeting-f-string"][0] == "review"
         assert "review incomplete" in errors["greeting-f-string"][1]
@@ -193,7 +196,7 @@ def test_judge_errors_and_incomplete_reviews_are_errors_and_exit_2(
         word = "unparseable" if answer == "garbage" else "empty"
         assert word in errors["find-user-sql-injection"][1]
         # Not counted as "no findings" or "no match": only the scored case is in the metrics.
-        assert results["metrics"]["llm"]["cases"] == 4
+        assert results["metrics"]["llm"]["cases"] == 5
         assert (results["metrics"]["llm"]["tp"], results["metrics"]["llm"]["fn"]) == (2, 0)
         assert run_eval(tmp_path, str(SAMPLE), "--allow-errors", out="again")[0] == 0
 
@@ -227,7 +230,7 @@ def test_a_run_interrupted_resumes_without_redoing_anything(
         )
         assert process.stderr is not None
         for line in process.stderr:
-            if line.startswith("reviewer: eval [3/6]"):
+            if line.startswith("reviewer: eval [3/7]"):
                 break
         assert asked.wait(timeout=20)
         process.send_signal(signal.SIGINT)
@@ -242,9 +245,9 @@ def test_a_run_interrupted_resumes_without_redoing_anything(
         assert code == 0
         new_reviews = models.reviewer.requests[reviews_before:]
         new_verdicts = models.judge.requests[verdicts_before:]
-    # Only the interrupted review and the two not reached are asked; every verdict came from
+    # Only the interrupted review and the three not reached are asked; every verdict came from
     # the cache (the clean cases' findings have no expected issue to be judged against).
-    assert len(new_reviews) == 3 and "greeting" in json.dumps(new_reviews[0].body)
+    assert len(new_reviews) == 4 and "greeting" in json.dumps(new_reviews[0].body)
     assert not any("moving_sum" in json.dumps(r.body) for r in new_reviews)
     assert new_verdicts == []
     assert results["usage"]["reviews_from_cache"] == 3
@@ -518,7 +521,7 @@ def test_transcripts_keeps_each_review_run_now_and_none_for_a_cached_one(
     assert code == 0
     files = sorted(path.name for path in folder.iterdir())
     ids = sorted(case["id"] for case in results["cases"])
-    assert len(files) == len(ids) == 6
+    assert len(files) == len(ids) == 7
     assert all(name.startswith(case_id + "-") for name, case_id in zip(files, ids, strict=True))
     first = [json.loads(line) for line in (folder / files[0]).read_text().splitlines()]
     assert first[0]["type"] == "review" and any(e["type"] == "reply" for e in first)

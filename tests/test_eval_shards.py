@@ -36,7 +36,8 @@ PROJECT = Path(__file__).resolve().parents[1]
 EXAMPLE = PROJECT / "docs" / "examples" / "eval-matrix.yml"
 # The sample's cases in its order; shard K of 2 takes every 2nd from the K-th.
 ORDER = ["moving-sum-off-by-one", "find-user-sql-injection", "refund-exceeds-charge",
-         "greeting-f-string", "clamp-clearer-names", "port-default-constant"]  # fmt: skip
+         "greeting-f-string", "clamp-clearer-names", "port-default-constant",
+         "refund-split-integer-cents"]  # fmt: skip
 
 
 def ids(results: dict[str, Any]) -> list[str]:
@@ -66,7 +67,7 @@ def test_shards_take_every_nth_case_and_their_merge_scores_as_one_run(
         second = run_eval(tmp_path, str(SAMPLE), "--shard", "2/2", out="s2", cache="c2")
     assert (first[0], second[0]) == (0, 0)
     assert ids(first[1]) == ORDER[0::2] and ids(second[1]) == ORDER[1::2]
-    assert first[1]["shard"] == {"index": 1, "count": 2, "cases": 6}
+    assert first[1]["shard"] == {"index": 1, "count": 2, "cases": 7}
     assert whole["shard"] is None
     # Each shard alone: precision 2/3 and 1/3 (their mean would be 0.5 by chance; their
     # recalls, 2/2 and 1/2, would average 0.75 too: the merge's numbers come from cases).
@@ -79,7 +80,7 @@ def test_shards_take_every_nth_case_and_their_merge_scores_as_one_run(
     # Computed again from every case: exactly the one run's numbers, not an average.
     assert merged["metrics"] == whole["metrics"]
     assert merged["metrics"]["llm"]["precision"] == 0.5
-    assert merged["metrics"]["llm"]["findings_per_clean_case"] == 0.667
+    assert merged["metrics"]["llm"]["findings_per_clean_case"] == 0.5
     for key in ("cases_total", "cases_scored", "errors", "expected_total", "datasets"):
         assert merged[key] == whole[key], key
     assert [c["metrics"] for c in merged["cases"]] == [c["metrics"] for c in whole["cases"]]
@@ -131,7 +132,7 @@ def test_shards_that_are_not_one_run_are_refused_with_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     other_dataset = tmp_path / "other.json"
-    other_dataset.write_text(SAMPLE.read_text().replace('"version": "3"', '"version": "9"'))
+    other_dataset.write_text(SAMPLE.read_text().replace('"version": "4"', '"version": "9"'))
     with Models(REVIEWS, RULES):
         for args, out in [
             ([str(SAMPLE), "--shard", "1/2"], "s1"),
@@ -152,15 +153,15 @@ def test_shards_that_are_not_one_run_are_refused_with_one_line(
     expected = {
         ("s1",): "--merge: shard 2 of 2 is missing (3 cases); give every shard's folder",
         ("s1", "s1"): f"--merge: '{s1_}' and '{s1_}' are both shard 1/2; give each shard once",
-        ("s1", "of3"): f"--merge: '{tmp_path / 'of3'}' is shard 2/3 of 6 cases, '{s1_}' 1/2 of "
-                       "6; merge the shards of one --shard K/N run",
+        ("s1", "of3"): f"--merge: '{tmp_path / 'of3'}' is shard 2/3 of 7 cases, '{s1_}' 1/2 of "
+                       "7; merge the shards of one --shard K/N run",
         ("s1", "dataset"): f"--merge: '{tmp_path / 'dataset'}' is of other datasets "
-                           f"(reviewer-sample 9) than '{s1_}' (reviewer-sample 3); merge the "
+                           f"(reviewer-sample 9) than '{s1_}' (reviewer-sample 4); merge the "
                            "shards of one run",
         ("s1", "judge"): f"--merge: '{tmp_path / 'judge'}' was judged by ['location', None, "
                          f"None], '{s1_}' by ['llm', 'judge-model', "
                          f"'{s1['judge']['prompt_version']}']; merge shards judged alike",
-        ("s1", "short"): f"--merge: '{tmp_path / 'short'}' holds 1 case where shard 2/2 of 6 "
+        ("s1", "short"): f"--merge: '{tmp_path / 'short'}' holds 1 case where shard 2/2 of 7 "
                          "has 3; it is not a whole shard",
         ("s1", "twice"): f"--merge: case '{ORDER[0]}' is in both '{s1_}' and "
                          f"'{tmp_path / 'twice'}'; merge the shards of one run",
@@ -338,7 +339,7 @@ def test_the_example_matrix_workflow_runs_its_shards_and_merges_them(
     merged = json.loads((tmp_path / "merge-job" / "eval" / "results.json").read_text())
     assert ids(merged) == ORDER and merged["cases_scored"] == len(ORDER)
     llm = merged["metrics"]["llm"]
-    assert (llm["tp"], llm["fp"], llm["fn"], llm["clean_cases"]) == (3, 3, 1, 3)
+    assert (llm["tp"], llm["fp"], llm["fn"], llm["clean_cases"]) == (3, 3, 1, 4)
     assert (tmp_path / "merge-job" / "eval" / "report.md").is_file()
 
 
@@ -386,20 +387,20 @@ def test_verification_runs_from_cached_reviews_and_is_cached_apart(
     monkeypatch.setattr(verification, "post_review_stage", lambda settings: chosen["stage"])
     with Models(REVIEWS, RULES) as models:
         code, off = run_eval(tmp_path, str(SAMPLE), out="off")
-        assert code == 0 and len(models.reviewer.requests) == 6
+        assert code == 0 and len(models.reviewer.requests) == 7
         judged = len(models.judge.requests)
         chosen["stage"] = stand_in_verifier
         code, verified = run_eval(tmp_path, str(SAMPLE), out="all")
         assert code == 0
         # No review asked again, and no judge either: the kept findings were judged before.
-        assert len(models.reviewer.requests) == 6 and len(models.judge.requests) == judged
+        assert len(models.reviewer.requests) == 7 and len(models.judge.requests) == judged
         code, again = run_eval(tmp_path, str(SAMPLE), out="again")
-        assert code == 0 and len(models.reviewer.requests) == 6
-    assert [stage for stage, _ in calls] == ["off"] * 6 + ["all"] * 6
-    assert verified["usage"]["reviews_from_cache"] == 6
+        assert code == 0 and len(models.reviewer.requests) == 7
+    assert [stage for stage, _ in calls] == ["off"] * 7 + ["all"] * 7
+    assert verified["usage"]["reviews_from_cache"] == 7
     assert verified["usage"]["verifications_from_cache"] == 0
-    assert again["usage"]["verifications_from_cache"] == 6
-    assert verified["usage"]["verification_prompt_tokens"] == 600
+    assert again["usage"]["verifications_from_cache"] == 7
+    assert verified["usage"]["verification_prompt_tokens"] == 700
     llm_off, llm_all = off["metrics"]["llm"], verified["metrics"]["llm"]
     assert (llm_off["tp"], llm_off["fp"], llm_all["tp"], llm_all["fp"]) == (3, 3, 3, 0)
     assert (llm_off["clean_findings"], llm_all["clean_findings"]) == (2, 0)
@@ -416,4 +417,4 @@ def test_verification_runs_from_cached_reviews_and_is_cached_apart(
           str(tmp_path / "all" / "results.json")])  # fmt: skip
     out = capsys.readouterr().out
     assert re.search(r"^review tokens +(\d+) +\1 +\+0$", out, re.M), out
-    assert re.search(r"^verification tokens +0 +660 +\+660$", out, re.M), out
+    assert re.search(r"^verification tokens +0 +770 +\+770$", out, re.M), out

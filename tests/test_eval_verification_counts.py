@@ -41,6 +41,10 @@ LINT = finding("stats.py", 16, "low", "Line too long in moving_sum", category="s
 UNSURE = finding("stats.py", 14, "medium", "Width may be negative", confidence=0.2)
 # The injection found twice by the one loop: merged into one finding that counts both.
 INJECTION_AGAIN = finding("db.py", 10, "high", "SQL injection in find_user query")
+# A would-be false positive the case's learning answers (tests/test_eval_learnings.py).
+ROUNDING = finding("payments/refund.py", 7, "medium", "Floor division loses cents of the refund")
+# The learning, as the verifier of a finding on payments/refund.py is shown it.
+CENTS_LEARNING = "L1 (for files matching payments/**): amounts are integer cents."
 
 REVIEWS: dict[str, Any] = {
     "moving_sum": [OFF_BY_ONE, LINT, UNSURE],
@@ -49,12 +53,21 @@ REVIEWS: dict[str, Any] = {
     "greeting": [DOCSTRING],
     "clamp": [],
     "parse_port": [PORT_NIT],
+    "split_refund": [ROUNDING],
 }
 
 
-def verdict(value: str) -> dict[str, Any]:
-    arguments = {"verdict": value, "reason": f"Scripted: {value}."}
+def verdict(value: str, **extra: Any) -> dict[str, Any]:
+    arguments = {"verdict": value, "reason": f"Scripted: {value}.", **extra}
     return reply(tool_calls=[tool_call(VERIFY, arguments)])
+
+
+def learned_verdict(task: str) -> dict[str, Any]:
+    """The rounding finding's check: refuted with the learning when it was shown the
+    learning, confirmed when not (`learnings = "off"`)."""
+    if CENTS_LEARNING in task:
+        return verdict("refuted", learning="L1")
+    return verdict("confirmed")
 
 
 # The verifier's answer by the finding's title: each kind once. The leak's check fails at the
@@ -77,6 +90,8 @@ def reviewer_and_verifier() -> Callable[[dict[str, Any]], dict[str, Any]]:
         if VERIFY not in tools:
             return review(request)
         task = request["messages"][1]["content"]
+        if ROUNDING["title"] in task:
+            return learned_verdict(task)
         (title,) = [title for title in VERDICTS if title in task]
         return VERDICTS[title]
 
@@ -113,9 +128,9 @@ def test_the_sample_dataset_with_verification_counts_every_finding_exactly(
         code, results = run_eval(tmp_path, str(SAMPLE), out="all")
         asked = [r.body for r in models.reviewer.requests]
     assert code == 0, results.get("errors")
-    # 6 reviews, then 6 checks: every finding the noise table and min_confidence left.
+    # 7 reviews, then 7 checks: every finding the noise table and min_confidence left.
     checks = [b for b in asked if VERIFY in str(b.get("tools"))]
-    assert (len(asked), len(checks)) == (12, 6)
+    assert (len(asked), len(checks)) == (14, 7)
     # The intent finding's check is given the ticket it quotes (the case's own ticket).
     (refund_check,) = [b for b in checks if OVER_REFUND["title"] in str(b["messages"][1])]
     task = refund_check["messages"][1]["content"]
@@ -133,8 +148,10 @@ def test_the_sample_dataset_with_verification_counts_every_finding_exactly(
         "greeting-f-string": outcome(0, 0, noise=0, refuted=1, unsure=0, unverified=0),
         "clamp-clearer-names": outcome(0, 0, noise=0, refuted=0, unsure=0, unverified=0),
         "port-default-constant": outcome(0, 0, noise=0, refuted=1, unsure=0, unverified=0),
+        # Refuted with the case's learning named.
+        "refund-split-integer-cents": outcome(0, 0, noise=0, refuted=1, unsure=0, unverified=0),
     }
-    total = outcome(4, 1, noise=1, refuted=2, unsure=1, unverified=1)
+    total = outcome(4, 1, noise=1, refuted=3, unsure=1, unverified=1)
     assert results["metrics"]["llm"]["verification"] == total
     assert results["metrics"]["location"]["verification"] == total
     (injection,) = [c for c in results["cases"] if c["id"] == "find-user-sql-injection"]
@@ -147,7 +164,7 @@ def test_the_sample_dataset_with_verification_counts_every_finding_exactly(
     assert "## Verification" in report
     assert "| moving-sum-off-by-one | 1 | 0 | 2 | 1 | 0 | 1 | 0 | 0 |" in report
     assert "| find-user-sql-injection | 2 | 1 | 0 | 0 | 0 | 0 | 0 | 1 |" in report
-    assert "| total | 4 | 1 | 4 | 1 | 2 | 1 | 0 | 1 |" in report
+    assert "| total | 4 | 1 | 5 | 1 | 3 | 1 | 0 | 1 |" in report
 
     # The same cases with verify = "off": the cached reviews, no model asked; then compared.
     monkeypatch.setenv("REVIEWER_VERIFY", "off")
@@ -156,7 +173,7 @@ def test_the_sample_dataset_with_verification_counts_every_finding_exactly(
         assert code == 0 and models.reviewer.requests == []
     # Only the noise table and min_confidence discard; nothing is checked.
     assert off["metrics"]["llm"]["verification"] == outcome(
-        6, 1, noise=1, refuted=0, unsure=1, unverified=0
+        7, 1, noise=1, refuted=0, unsure=1, unverified=0
     )
     capsys.readouterr()
     code = main(["eval", "--compare", str(tmp_path / "off" / "results.json"),
@@ -164,8 +181,8 @@ def test_the_sample_dataset_with_verification_counts_every_finding_exactly(
     out = capsys.readouterr().out
     assert code == 0
     for row in (
-        "findings posted                6         4        -2",
-        "findings discarded             2         4        +2",
+        "findings posted                7         4        -3",
+        "findings discarded             2         5        +3",
         "findings unverified            0         1        +1",
         "findings merged                1         1        +0",
     ):

@@ -25,6 +25,7 @@ from reviewer.errors import ReviewerError
 from reviewer.findings import (
     FileCoverage,
     Finding,
+    LearningUse,
     ModelPrice,
     ReviewResult,
     RuleFileUse,
@@ -190,7 +191,16 @@ COMPLETE = ReviewResult(
             "cut to 11,990 of 20,000 characters (at most 12,000 per rule file)",
         ),
     ),
-)
+    learnings=(
+        LearningUse(
+            "L1", "src/**", "Queries go through db.run, which binds parameters.", 3,
+            applied_to=("src/app.py", "src/db.py"), verifications=1,
+            relied_on=("aaaa000011112222",),
+        ),
+        LearningUse("L2", "", "Logging uses structlog.", 4, cut="cut to 1,000 of 1,200 characters"),
+    ),
+    learnings_notes=("1 more learning left out (at most 100 are read)",),
+)  # fmt: skip
 INCOMPLETE = dataclasses.replace(
     COMPLETE,
     status="incomplete",
@@ -639,7 +649,8 @@ TOP_KEYS = {
     "format", "version", "reviewer_version", "status", "incomplete_reason", "summary",
     "findings", "suppressed", "counts", "highest_severity", "model", "base", "head", "files",
     "usage", "duration_seconds", "tool_calls", "turns", "rule_files", "cost", "fixed",
-    "dismissed", "states", "discarded", "noise", "context",
+    "dismissed", "states", "discarded", "noise", "context", "learnings", "learnings_notes",
+    "learning_proposals",
 }  # fmt: skip
 CLOSED_KEYS = {"fingerprint", "path", "severity", "category", "title", "rule"}
 FINDING_KEYS = {
@@ -648,7 +659,7 @@ FINDING_KEYS = {
     "suggestion_dropped", "merged_from", "noise", "noise_action", "noise_note", "force_verify",
     "confidence", "verification", "ticket", "ticket_quote",
 }  # fmt: skip
-VERIFICATION_KEYS = {"verdict", "reason", "tool_calls", "severity_before"}
+VERIFICATION_KEYS = {"verdict", "reason", "tool_calls", "severity_before", "learning"}
 FILE_KEYS = {
     "path", "status", "reviewed", "reason", "earlier", "partly_reviewed", "shown_lines"
 }  # fmt: skip
@@ -659,6 +670,8 @@ USAGE_KEYS = {
 COUNT_KEYS = {"critical", "high", "medium", "low", "info"}
 RULE_FILE_KEYS = {"path", "applied_to", "cut"}
 TICKET_KEYS = {"key", "url", "title", "status", "read", "why", "cut"}
+LEARNING_KEYS = {"id", "scope", "text", "line", "cut", "applied_to", "verifications", "relied_on"}
+PROPOSAL_KEYS = {"line", "file", "fingerprint", "path", "title", "by", "how", "reason"}
 
 
 def test_json_contract_key_sets_are_pinned() -> None:
@@ -669,6 +682,7 @@ def test_json_contract_key_sets_are_pinned() -> None:
     assert all(set(f) == FILE_KEYS for f in doc["files"])
     assert set(doc["usage"]) == USAGE_KEYS and set(doc["counts"]) == COUNT_KEYS
     assert doc["rule_files"] and all(set(r) == RULE_FILE_KEYS for r in doc["rule_files"])
+    assert doc["learnings"] and all(set(r) == LEARNING_KEYS for r in doc["learnings"])
 
 
 def test_json_context_tickets_and_intent_findings_round_trip(
@@ -755,6 +769,30 @@ def test_json_fixed_dismissed_and_states_round_trip() -> None:
     for f in result.findings:
         assert doc["states"][f.fingerprint]["state"] == ("open" if f.earlier else "new")
     assert set(parse_json(render_json(result)).closed) == {fixed, dismissed}
+    # A 👎 gives no reason: nothing to propose.
+    assert doc["learning_proposals"] == []
+
+
+def test_json_proposes_a_learning_for_a_dismissal_with_a_reason() -> None:
+    from dataclasses import replace
+
+    from reviewer.findings import ClosedFinding
+
+    said = ClosedFinding(
+        "b" * 16, Severity.HIGH, "bug", "src/pay/refund.py", "Amount may be negative",
+        "dismissed", by="carol", how="replied “won't fix”",
+        reason="the amount is validated upstream, key ghp_" + "A1b2" * 9,
+    )  # fmt: skip
+    ignored = replace(said, fingerprint="c" * 16, by="entry 1", how="ignore file", reason="x")
+    doc = json.loads(render(replace(COMPLETE, closed=(said, ignored)), "json"))
+    (proposal,) = doc["learning_proposals"]
+    assert set(proposal) == PROPOSAL_KEYS
+    assert proposal["line"] == (
+        "- `src/pay/refund.py`: the amount is validated upstream, key [REDACTED]"
+    )
+    assert (proposal["file"], proposal["by"], proposal["path"]) == (
+        ".reviewer/learnings.md", "carol", "src/pay/refund.py")  # fmt: skip
+    assert proposal["fingerprint"] == "b" * 16 and "[REDACTED]" in proposal["reason"]
 
 
 def test_json_values() -> None:

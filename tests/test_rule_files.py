@@ -365,3 +365,44 @@ def test_a_rule_holding_a_code_block_cannot_close_its_quote(repo: GitRepo) -> No
     rules = load_rule_files(repo.root, base, "auto", ["a.py", "b.py"])
     (shown,) = rules_for_part(rules, ["a.py", "b.py"], 10_000)
     assert shown["fence"] == "`````" and shown["applies"] == "every file of this part"
+
+
+def test_bugbot_and_gemini_rules_are_read_as_their_tools_read_them(
+    repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Cursor Bugbot: the root `.cursor/BUGBOT.md` for every file, a nested one for the files
+    below its folder (the folder above `.cursor/`); Gemini Code Assist: `.gemini/styleguide.md`
+    for every file. A BUGBOT.md in a folder no changed file is under is not used."""
+    make_layout(
+        repo,
+        rules={
+            ".cursor/BUGBOT.md": "RULE-BUGBOT-ROOT: no silent excepts.\n",
+            "src/api/.cursor/BUGBOT.md": "RULE-BUGBOT-API: handlers check the session.\n",
+            "docs/.cursor/BUGBOT.md": "RULE-BUGBOT-DOCS: never shown.\n",
+            ".gemini/styleguide.md": "# Style\n\nRULE-GEMINI: snake_case names.\n",
+            ".gemini/config.yaml": "have_fun: false\n",
+        },
+    )
+    code, bodies, report, _ = review(repo, tmp_path, monkeypatch)
+    assert code == 0 and report["status"] == "complete"
+    for body_ in bodies:
+        task = body_["messages"][1]["content"]
+        files = part_files(task)
+        labels = set(dict(_RULE.findall(rules_section(task))))
+        expected = {".cursor/BUGBOT.md", ".gemini/styleguide.md"}
+        if any(f.startswith("src/api/") for f in files):
+            expected.add("src/api/.cursor/BUGBOT.md")
+        assert labels == expected, files
+        assert "RULE-BUGBOT-DOCS" not in task and "have_fun" not in task
+    used = {rule["path"]: rule["applied_to"] for rule in report["rule_files"]}
+    assert used["src/api/.cursor/BUGBOT.md"] == ["src/api/auth.py", "src/api/routes.py"]
+    reviewed = sorted(f["path"] for f in report["files"] if f["reviewed"])
+    assert used[".cursor/BUGBOT.md"] == used[".gemini/styleguide.md"] == reviewed
+    # General rules first: the root files, then the nested one.
+    assert list(used)[-1] == "src/api/.cursor/BUGBOT.md"
+    # Named in the setting, a nested BUGBOT.md keeps its folder's scope.
+    rules = load_rule_files(
+        repo.root, repo.git("rev-parse", "main").strip(), ("src/api/.cursor/BUGBOT.md",),
+        ["src/api/routes.py", "web/app.js"],
+    )  # fmt: skip
+    assert [r.applies.folder for r in rules] == ["src/api"]

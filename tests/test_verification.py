@@ -258,6 +258,7 @@ def test_by_default_each_finding_is_checked_by_its_own_loop_with_the_tools(
         "reason": "app.py:9 divides by len(items), which is 0 for [].",
         "tool_calls": 1,
         "severity_before": None,
+        "learning": "",
     }
     # What verification spent is the review's.
     assert report["usage"]["requests"] == 3 and report["tool_calls"] == 1

@@ -4,7 +4,7 @@ once and checked when called, like `submit_review` and `submit_answer`
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Literal
 
@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from reviewer.findings import Severity
 from reviewer.loop.final import Verdict, parse_call
+from reviewer.settings.learnings import normalize_id
 
 SUBMIT_VERDICT = "submit_verdict"
 
@@ -35,6 +36,12 @@ class SubmitVerdict(BaseModel):
         None,
         description="Only when the evidence shows the finding is less or more severe than "
         "it says: critical, high, medium, low or info.",
+    )
+    learning: str | None = Field(
+        None,
+        description="The id (such as L2) of the team's learning your verdict relies on, "
+        "when one you were shown speaks to this finding; leave it out otherwise.",
+        max_length=20,
     )
 
     @field_validator("verdict", "severity", mode="before")
@@ -68,6 +75,7 @@ def submit_verdict_schema() -> dict[str, Any]:
                         "enum": [s.value for s in Severity],
                         "description": fields["severity"].description,
                     },
+                    "learning": {"type": "string", "description": fields["learning"].description},
                 },
                 "required": ["verdict", "reason"],
             },
@@ -77,10 +85,14 @@ def submit_verdict_schema() -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class VerdictSubmission:
-    """`submit_verdict` as the final tool of a verification loop (agent.FinalTool)."""
+    """`submit_verdict` as the final tool of a verification loop (agent.FinalTool).
+    `learnings`: the ids of the learnings this loop was shown, the only ones a verdict may
+    name: a verdict naming any other (one the model or a text made up) is refused and asked
+    again, so it can never discard a finding."""
 
     name: str = SUBMIT_VERDICT
     purpose: str = "your verdict and its reason"
+    learnings: frozenset[str] = field(default_factory=frozenset)
 
     def schema(self) -> dict[str, Any]:
         return submit_verdict_schema()
@@ -91,4 +103,15 @@ class VerdictSubmission:
             return Verdict(submission)
         if not submission.reason.strip():
             return Verdict(f"Error: {SUBMIT_VERDICT} needs a reason. Call it again.")
+        named = (submission.learning or "").strip()
+        if named:
+            learning = normalize_id(named)
+            if learning is None or learning not in self.learnings:
+                shown = ", ".join(sorted(self.learnings, key=lambda i: int(i[1:])))
+                where = f"one of {shown}" if shown else "none: you were shown no learnings"
+                return Verdict(
+                    f"Error: `learning` names no learning you were shown ({where}). Call "
+                    f"{SUBMIT_VERDICT} again, naming a learning that was shown or none."
+                )
+            submission = submission.model_copy(update={"learning": learning})
         return Verdict("Verdict received.", submission)

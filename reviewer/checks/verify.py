@@ -6,7 +6,8 @@ What each verdict does:
 - confirmed: posted, the verdict said on it;
 - uncertain: posted too, marked uncertain with the verifier's reason (a reader decides; a
   finding is never dropped on a doubt alone);
-- refuted: never posted, never counted; kept in the report's `discarded` list with why;
+- refuted: never posted, never counted; kept in the report's `discarded` list with why (and
+  the team's learning it relied on, quoted, when the verifier named one it was shown);
 - no verdict (a budget spent, the verifier's endpoint failed): kept and marked
   `unverified`, with the reason, so every report can say so (fail closed).
 
@@ -18,6 +19,7 @@ only sees this run's findings.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -38,6 +40,8 @@ from reviewer.loop.budget import LoopBudget, ReviewBudget
 from reviewer.safety.redact import Redactor
 from reviewer.safety.sinks import map_strings
 from reviewer.settings.config import Settings
+from reviewer.settings.learning_prompts import learnings_for_finding, learnings_value
+from reviewer.settings.learnings import LEARNINGS_FILE, NO_LEARNINGS, Learnings
 from reviewer.settings.pricing import price_for
 from reviewer.settings.prompts import VERIFY_PROMPT_NAMES, fence_for, prompt_environment
 from reviewer.wording import plural
@@ -67,6 +71,8 @@ class Verifier:
     record: bool = False
     # The tickets the change names: an `intent` finding's check is given its ticket.
     tickets: tuple[Ticket, ...] = ()
+    # The team's learnings (read at the base): each check is shown those for its file.
+    learnings: Learnings = NO_LEARNINGS
 
 
 @dataclass
@@ -82,6 +88,8 @@ class Checked:
     # The transcript entries of the checks, in the order they were made (most severe
     # first), each marked as the verification of finding N of that order.
     transcript: list[dict[str, Any]] = field(default_factory=list)
+    # How many checks were shown each learning (by id).
+    learnings_shown: Counter[str] = field(default_factory=Counter)
 
 
 def verifier_settings(settings: Settings) -> Settings:
@@ -142,7 +150,8 @@ def verify_findings(
         checked.usage = checked.usage + outcome.usage
         checked.turns += outcome.turns
         checked.tool_calls += outcome.verification.tool_calls
-        judged = _judged(finding, outcome)
+        checked.learnings_shown.update(outcome.learnings_shown)
+        judged = _judged(finding, outcome, verifier.learnings)
         (checked.discarded if judged.discard_reason else checked.kept).append(judged)
     if events is not None and to_check:
         events.note(verification_note(checked))
@@ -182,6 +191,8 @@ class _Outcome:
     # The loop's messages (when the verifier records them) and how it ended.
     transcript: tuple[dict[str, Any], ...] = ()
     stop_reason: str = ""
+    # The ids of the learnings the check was shown.
+    learnings_shown: tuple[str, ...] = ()
 
 
 def _transcript(number: int, finding: Finding, outcome: _Outcome) -> list[dict[str, Any]]:
@@ -206,14 +217,23 @@ def _transcript(number: int, finding: Finding, outcome: _Outcome) -> list[dict[s
     ]
 
 
-def _judged(finding: Finding, outcome: _Outcome) -> Finding:
+def _judged(finding: Finding, outcome: _Outcome, learnings: Learnings) -> Finding:
     """The finding as its verdict leaves it."""
     verification = outcome.verification
     if verification.verdict == "refuted":
+        # Our own copy of the learning, quoted: what the team wrote, not what the model says
+        # it wrote (the id was checked against those the check was shown).
+        learning = learnings.get(verification.learning) if verification.learning else None
+        relied = (
+            f" (relying on the team's learning {learning.id} in {LEARNINGS_FILE}: "
+            f"“{learning.text}”)"
+            if learning
+            else ""
+        )
         return replace(
             finding,
             verification=verification,
-            discard_reason=f"refuted by verification: {verification.reason}",
+            discard_reason=f"refuted by verification: {verification.reason}{relied}",
         )
     return replace(
         finding, verification=verification, severity=outcome.severity or finding.severity
@@ -224,16 +244,18 @@ def _check(finding: Finding, verifier: Verifier) -> _Outcome:
     """One verification loop; an `unverified` Verification when it ends without a verdict."""
     settings = verifier_settings(verifier.settings)
     price = price_for(settings.model, settings.prices)
+    shown = learnings_for_finding(verifier.learnings, finding.path)
+    ids = tuple(entry.id for entry in shown)
     agent: Agent[SubmitVerdict] = Agent(
         model=verifier.model(settings),
         workspace=verifier.workspace,
         settings=settings,
-        final=VerdictSubmission(),
+        final=VerdictSubmission(learnings=frozenset(ids)),
         redactor=verifier.redactor,
         budget=LoopBudget(verifier.budget, settings.verify_tool_calls, price),
         record=verifier.record,
     )
-    system, task = _messages(finding, verifier, settings)
+    system, task = _messages(finding, verifier, settings, learnings_value(shown, verifying=True))
     outcome = agent.run(verifier.redactor(system), task)
     if outcome.submission is None:
         reason = outcome.stop_reason or "the verifier gave no verdict"
@@ -243,6 +265,7 @@ def _check(finding: Finding, verifier: Verifier) -> _Outcome:
             outcome.turns,
             transcript=tuple(outcome.transcript),
             stop_reason=reason,
+            learnings_shown=ids,
         )
     verdict = outcome.submission
     changed = verdict.severity is not None and verdict.severity != finding.severity
@@ -251,15 +274,24 @@ def _check(finding: Finding, verifier: Verifier) -> _Outcome:
         " ".join(verifier.redactor(verdict.reason).split()),
         outcome.tool_calls,
         finding.severity if changed else None,
+        learning=verdict.learning or "",
     )
     severity = verdict.severity if changed else None
     return _Outcome(
-        verification, outcome.usage, outcome.turns, severity, tuple(outcome.transcript)
+        verification,
+        outcome.usage,
+        outcome.turns,
+        severity,
+        tuple(outcome.transcript),
+        learnings_shown=ids,
     )
 
 
-def _messages(finding: Finding, verifier: Verifier, settings: Settings) -> tuple[str, str]:
-    """The system and task messages (prompts/verify_*.md.j2, overridable like the review's)."""
+def _messages(
+    finding: Finding, verifier: Verifier, settings: Settings, learnings: dict[str, Any]
+) -> tuple[str, str]:
+    """The system and task messages (prompts/verify_*.md.j2, overridable like the review's);
+    `learnings` the template value of the learnings the check is shown."""
     entry = verifier.change.file(finding.path, finding.side)
     diff = render_file(entry) if entry is not None else "(The file is not part of the change.)"
     if len(diff) > MAX_DIFF_CHARS:
@@ -283,6 +315,7 @@ def _messages(finding: Finding, verifier: Verifier, settings: Settings) -> tuple
         "ticket_quote": finding.ticket_quote,
         "tickets": ticket_values(_tickets_of(finding, verifier.tickets)),
         "verifying": True,
+        "learnings": learnings,
     }
     values = map_strings(values, verifier.redactor)
     values["fence"] = fence_for(

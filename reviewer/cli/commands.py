@@ -268,9 +268,14 @@ def eval_command(args: argparse.Namespace) -> int:
 
 
 def stats_command(args: argparse.Namespace) -> int:
-    from reviewer.report.stats import read_states, stats_table
+    from reviewer.report.learning_stats import learnings_table
+    from reviewer.report.stats import read_reports, states_of, stats_table
 
-    _write(stats_table(read_states(args.reports)))
+    reports = read_reports(args.reports)
+    _write(stats_table(states_of(reports)))
+    learned = learnings_table(reports)
+    if learned:
+        _write("\n" + learned)
     return int(ExitCode.OK)
 
 

@@ -42,6 +42,9 @@ class EvalCase:
     # The tickets the change is for, with their text (no tracker is asked in an evaluation):
     # shown to the review as a ticket read from its tracker would be (`tickets = "off"`: not).
     tickets: tuple[Ticket, ...] = ()
+    # The team's learnings (.reviewer/learnings.md's text) the review is given in place of
+    # the file at the case's base; None: the base's own file (if any).
+    learnings: str | None = None
 
 
 @dataclass(frozen=True)

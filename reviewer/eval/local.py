@@ -3,8 +3,12 @@
     {"format": "reviewer-eval", "name": "sample", "version": "1",
      "cases": [{"id": "...", "repo": "../calc", "base": "main", "head": "fix",
                 "title": "...", "description": "...", "repository": "acme/calc",
+                "learnings": "- `calc/**`: ...",
                 "expected": [{"description": "...", "severity": "high",
                               "path": "calc.py", "lines": [3, 4], "side": "RIGHT"}]}]}
+
+`learnings` is the text of a `.reviewer/learnings.md` the review is given in place of the
+one at the case's base (`learnings = "off"` turns both off, for `--compare`).
 
 A case names a local repository (`repo`, relative to the dataset file) with `base` and
 `head`, or describes it: `commits`, a list of `{"message", "files": {path: text or null}}`
@@ -36,7 +40,7 @@ SEVERITY_NAMES = tuple(severity.value for severity in Severity)
 WHAT = 'a JSON file with "format": "reviewer-eval"'
 _CASE_KEYS = frozenset(
     {"id", "repo", "base", "head", "commits", "title", "description", "repository", "expected",
-     "tickets"}
+     "tickets", "learnings"}
 )  # fmt: skip
 _TICKET_KEYS = frozenset({"key", "title", "text", "url", "status"})
 _ISSUE_KEYS = frozenset({"description", "severity", "path", "lines", "side"})
@@ -134,6 +138,9 @@ def _case(data: Any, where: str, folder: Path) -> _CheckedCase:
     expected = data.get("expected", [])
     if not isinstance(expected, list):
         raise ReviewerError(f'{where}: "expected" is a list of issues')
+    learnings = data.get("learnings")
+    if learnings is not None and not isinstance(learnings, str):
+        raise ReviewerError(f'{where}: "learnings" is the text of a .reviewer/learnings.md')
     case = EvalCase(
         id=case_id,
         repo=repo,
@@ -144,6 +151,7 @@ def _case(data: Any, where: str, folder: Path) -> _CheckedCase:
         title=str(data.get("title") or ""),
         description=str(data.get("description") or ""),
         tickets=_tickets(data.get("tickets", []), where),
+        learnings=learnings,
     )
     return _CheckedCase(case, where, stream)
 

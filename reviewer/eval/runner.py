@@ -242,12 +242,14 @@ def _review(case: EvalCase, options: RunOptions) -> tuple[dict[str, Any], bool]:
         case.repository,
         settings_json,
         prompts,
+        # Only when the case gives learnings: the keys of cases without them stay as they were.
+        *(("learnings", case.learnings) if case.learnings is not None else ()),
     )
     stored = options.cache.get("reviews", key)
     info = ChangeInfo(case.title, case.description, case.repository)
     # The case's tickets, as the review shows them (none with tickets = "off").
     shown = case.tickets[: settings.max_tickets] if settings.tickets == "auto" else ()
-    context = StageInput(root, base, head, info, asked, (), shown)
+    context = StageInput(root, base, head, info, asked, (), shown, case.learnings)
     if stored is not None and (not stage or "finding_data" in stored):
         return _after_review(stored, stage, context, options.cache), True
     review = run_review(
@@ -262,6 +264,7 @@ def _review(case: EvalCase, options: RunOptions) -> tuple[dict[str, Any], bool]:
             announce_settings=False,
             # The case's own tickets, with their text; no tracker is asked.
             tickets=TicketRequest(given=case.tickets, detect=False),
+            learnings=case.learnings,
         )
     )
     if options.transcripts is not None:

@@ -50,6 +50,8 @@ class StageInput:
     findings: tuple[Finding, ...]
     # The tickets the review was shown (an intent finding's check is given its ticket).
     tickets: tuple[Ticket, ...] = ()
+    # The case's learnings text (None: the base's .reviewer/learnings.md), for the verifier.
+    learnings: str | None = None
 
 
 @dataclass(frozen=True)

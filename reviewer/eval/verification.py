@@ -14,6 +14,7 @@ from reviewer.llm import Connection, ServerProfile
 from reviewer.loop.budget import ReviewBudget
 from reviewer.safety.redact import Redactor
 from reviewer.settings.config import Settings
+from reviewer.settings.learnings import load_learnings
 from reviewer.settings.pricing import price_for
 from reviewer.workspace import RevisionWorkspace
 
@@ -41,6 +42,7 @@ def verification_stage(given: StageInput) -> StageOutput:
         environment=verify_environment(given.root, given.base),
         repository=given.info.repository,
         tickets=given.tickets,
+        learnings=load_learnings(given.root, given.base, settings.learnings, given.learnings),
     )
     checked = verify_findings(list(given.findings), settings, verifier)
     price = price_for(settings.verify_model or settings.model, settings.prices)

@@ -103,10 +103,10 @@ def thread_dismissal(
     if thread.is_resolved and not resolved_by_bot:
         person = thread.resolved_by
         if person and not is_bot(person) and may_dismiss(person):
-            return Dismissal(fingerprint, person, "resolved the thread")
+            return Dismissal(fingerprint, person, "resolved the thread", _reason(thread, person))
     for login in root.reactions.get(THUMBS_DOWN, ()):
         if not is_bot(login) and may_dismiss(login):
-            return Dismissal(fingerprint, login, "reacted 👎")
+            return Dismissal(fingerprint, login, "reacted 👎", _reason(thread, login))
     for reply in thread.comments[1:]:
         if is_bot(reply.author):
             continue
@@ -115,3 +115,14 @@ def thread_dismissal(
             phrase, reason = said
             return Dismissal(fingerprint, reply.author, f"replied “{phrase}”", reason)
     return None
+
+
+def _reason(thread: ReviewThread, person: str) -> str:
+    """Why `person` resolved the thread or reacted 👎: the reason of their own newest reply
+    that starts with a dismissal phrase ("Comment & resolve" on GitLab: "won't fix: the
+    caller checks it", then resolved); empty when they gave none. Whose words a reason is
+    stays exact: another person's reply is theirs."""
+    for reply in reversed(thread.comments[1:]):
+        if reply.author == person and (said := phrase_dismissal(reply.body)) is not None:
+            return said[1]
+    return ""

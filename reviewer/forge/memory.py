@@ -34,6 +34,7 @@ from reviewer.forge.scope import blob_ids
 from reviewer.forge.signing import Signer
 from reviewer.forge.state import PullState
 from reviewer.report.github import is_summary
+from reviewer.safety.redact import environment_redactor
 
 STATE_PREFIX = "<!-- reviewer:state "
 _VERSION = 2
@@ -154,7 +155,8 @@ def _payload(state: PullState, cut: _Cut, below: _Cut) -> dict[str, Any]:
                 "cm": c.commit,
                 "by": c.by,
                 "how": c.how,
-                "r": _cut_text(c.reason, cut.body, "…"),
+                # A person's words, posted again in the summary's marker: redacted first.
+                "r": _cut_text(environment_redactor()(c.reason), cut.body, "…"),
             }
             for c in state.closed
         ],

@@ -16,6 +16,7 @@ from reviewer.report.common import (
     where_inline,
 )
 from reviewer.report.mdtext import cap_text, fence, inline_code, neutralize, neutralize_line
+from reviewer.settings.learnings import LEARNINGS_FILE, proposed_learning
 
 # One finding must not crowd out all the others.
 MAX_BODY_CHARS = 20_000
@@ -145,10 +146,25 @@ def closed_lines(closed: tuple[ClosedFinding, ...], redact: Callable[[str], str]
             continue
         said = f": “{short_line(item.reason, redact)}”" if item.reason else ""
         how = short_line(item.how, redact)
-        lines.append(f"{head}: dismissed by {inline_code(item.by)} ({how}){said}")
+        lines.append(
+            f"{head}: dismissed by {inline_code(item.by)} ({how}){said}" + _proposal(item, redact)
+        )
     if len(closed) > MAX_CLOSED_LINES:
         lines.append(f"… and {len(closed) - MAX_CLOSED_LINES} more (the JSON report has all)")
     return lines
+
+
+def _proposal(item: ClosedFinding, redact: Callable[[str], str]) -> str:
+    """The learnings.md line the dismissal's reason proposes, as a code block under its list
+    item (copied as is; nothing in a code block acts), redacted in its final form."""
+    line = proposed_learning(item)
+    if line is None:
+        return ""
+    block = fence(clean_text(redact(line)), "markdown")
+    return (
+        f"\n  To keep this for later reviews, commit this line to {inline_code(LEARNINGS_FILE)} "
+        "(the bot never writes it):\n" + "\n".join(f"  {row}" for row in block.split("\n"))
+    )
 
 
 def short_line(text: str, redact: Callable[[str], str]) -> str:

@@ -8,6 +8,7 @@ the shape is deliberate.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import asdict, replace
 from typing import Any
 
@@ -17,6 +18,7 @@ from reviewer.findings import (
     ClosedFinding,
     FileCoverage,
     Finding,
+    LearningUse,
     ModelPrice,
     ReviewResult,
     RuleFileUse,
@@ -37,6 +39,8 @@ from reviewer.report.json_schema import (
     FileV1,
     FindingV1,
     FixedV1,
+    LearningProposalV1,
+    LearningV1,
     NoiseClassV1,
     PriceV1,
     ReportV1,
@@ -49,12 +53,16 @@ from reviewer.report.json_schema import (
 )
 from reviewer.report.sarif import rule_id
 from reviewer.safety.sinks import data_name, printable
+from reviewer.settings.learnings import LEARNINGS_FILE, proposed_learning
 from reviewer.settings.pricing import no_price_text
 
 
-def render_json(result: ReviewResult, *, indent: int | None = 2) -> str:
-    """The review as a version-1 JSON report; keys sorted, findings in report order."""
-    report = to_report(printable(result, data_name))
+def render_json(
+    result: ReviewResult, *, indent: int | None = 2, redact: Callable[[str], str] = str
+) -> str:
+    """The review as a version-1 JSON report; keys sorted, findings in report order.
+    `redact` applies to the text the report composes (a proposed learning's line)."""
+    report = to_report(printable(result, data_name), redact)
     return (
         json.dumps(
             report.model_dump(mode="json"), indent=indent, sort_keys=True, ensure_ascii=False
@@ -63,7 +71,7 @@ def render_json(result: ReviewResult, *, indent: int | None = 2) -> str:
     )
 
 
-def to_report(result: ReviewResult) -> ReportV1:
+def to_report(result: ReviewResult, redact: Callable[[str], str] = str) -> ReportV1:
     counts = result.counts()
     highest = result.highest_severity()
     usage = result.usage
@@ -95,6 +103,9 @@ def to_report(result: ReviewResult) -> ReportV1:
         # The same fields on both sides: a new one cannot be forgotten in one direction.
         files=[FileV1(**asdict(f)) for f in result.files],
         rule_files=[RuleFileV1(**asdict(r)) for r in result.rule_files],
+        learnings=[LearningV1(**asdict(item)) for item in result.learnings],
+        learnings_notes=list(result.learnings_notes),
+        learning_proposals=_proposals(result, redact),
         usage=_usage(usage),
         cost=_cost(result),
         # Milliseconds are plenty, and keep the document stable across float noise.
@@ -150,6 +161,17 @@ def parse_json(text: str | bytes) -> ReviewResult:
         rule_files=tuple(
             RuleFileUse(r.path, tuple(r.applied_to), r.cut) for r in report.rule_files
         ),
+        learnings=tuple(
+            LearningUse(
+                **{
+                    **item.model_dump(),
+                    "applied_to": tuple(item.applied_to),
+                    "relied_on": tuple(item.relied_on),
+                }
+            )
+            for item in report.learnings
+        ),
+        learnings_notes=tuple(report.learnings_notes),
         usage=_from_usage(report.usage),
         price=ModelPrice(**report.cost.price.model_dump()) if report.cost.price else None,
         verification_usage=_from_usage(checks.usage) if checks else Usage(),
@@ -178,6 +200,27 @@ def _closed(item: ClosedFinding) -> dict[str, Any]:
         "title": item.title,
         "rule": rule_id(item),
     }
+
+
+def _proposals(result: ReviewResult, redact: Callable[[str], str]) -> list[LearningProposalV1]:
+    """A learning to commit for each finding a person dismissed with a reason."""
+    proposals = []
+    for item in _sorted(result.dismissed):
+        line = proposed_learning(item)
+        if line is not None:
+            proposals.append(
+                LearningProposalV1(
+                    line=redact(line),
+                    file=LEARNINGS_FILE,
+                    fingerprint=item.fingerprint,
+                    path=item.path,
+                    title=item.title,
+                    by=item.by,
+                    how=item.how,
+                    reason=item.reason,
+                )
+            )
+    return proposals
 
 
 def _states(result: ReviewResult) -> dict[str, StateV1]:
@@ -298,6 +341,7 @@ def _verification(check: Verification | None) -> VerificationV1 | None:
         reason=check.reason,
         tool_calls=check.tool_calls,
         severity_before=check.severity_before,
+        learning=check.learning,
     )
 
 

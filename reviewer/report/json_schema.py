@@ -141,6 +141,11 @@ class VerificationV1(_Strict):
     severity_before: Severity | None = Field(
         description="The severity the review gave, when the verifier changed it; else null."
     )
+    learning: str = Field(
+        "",
+        description="The id (`learnings[].id`) of the team's learning the verdict relied on, "
+        "one the verifier was shown; empty when it named none.",
+    )
 
 
 class CountsV1(_Strict):
@@ -194,6 +199,40 @@ class ContextV1(_Strict):
         description="The tickets the change names (title, description, branch, commit "
         "messages, --ticket), in that order: what the model was told the change is for.",
     )
+
+
+class LearningV1(_Strict):
+    id: str = Field(description="L1, L2, ...: its place among the learnings read, as the "
+                    "model and the verdicts name it.")  # fmt: skip
+    scope: str = Field(description="The glob of the files it is for; empty for every file.")
+    text: str = Field(description="The learning, as .reviewer/learnings.md has it at the base.")
+    line: int = Field(ge=1, description="Its line in the file.")
+    cut: str = Field("", description="How it was cut to its bound; empty if it was not.")
+    applied_to: list[str] = Field(
+        default_factory=list,
+        description="The changed files of the parts of the review it was shown to.",
+    )
+    verifications: int = Field(
+        0, ge=0, description="How many findings' verification requests showed it."
+    )
+    relied_on: list[str] = Field(
+        default_factory=list,
+        description="The fingerprints of the findings whose verdict relied on it.",
+    )
+
+
+class LearningProposalV1(_Strict):
+    line: str = Field(
+        description="The line to commit to `file` to keep the dismissal's reason for every "
+        "later review: the reason, scoped to the finding's file. Someone's text: read it first."
+    )
+    file: str = Field(description="Where the line goes: .reviewer/learnings.md.")
+    fingerprint: str = Field(description="The dismissed finding.")
+    path: str = Field(description="Its file.")
+    title: str
+    by: str = Field(description="Who dismissed it.")
+    how: str = Field(description="How: a reply with a dismissal phrase, a resolved thread, ...")
+    reason: str = Field(description="The reason, as they wrote it.")
 
 
 class UsageV1(_Strict):
@@ -323,6 +362,21 @@ class ReportV1(_Strict):
     rule_files: list[RuleFileV1] = Field(
         default_factory=list,
         description="The repository's rule files (AGENTS.md, ...) whose text the model was given.",
+    )
+    learnings: list[LearningV1] = Field(
+        default_factory=list,
+        description="The team's learnings (.reviewer/learnings.md at the base revision), each "
+        "with its use in this review: the files it reached, the checks that showed it, the "
+        "findings whose verdict relied on it.",
+    )
+    learnings_notes: list[str] = Field(
+        default_factory=list,
+        description="What of .reviewer/learnings.md was cut or left out, and why.",
+    )
+    learning_proposals: list[LearningProposalV1] = Field(
+        default_factory=list,
+        description="For each finding a person dismissed with a reason, the line to commit to "
+        ".reviewer/learnings.md so later reviews know it; the bot never writes it.",
     )
     usage: UsageV1
     duration_seconds: float = Field(ge=0)

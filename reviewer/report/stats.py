@@ -16,19 +16,27 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from reviewer.errors import ReviewerError, json_problem
-from reviewer.findings import Severity
+from reviewer.findings import IGNORE_FILE_HOW, Severity
 from reviewer.report.json_schema import FORMAT, VERSION, ReportV1, StateV1
 from reviewer.safety.sinks import plain_cell, shown_width
 
 COLUMNS = ("posted", "fixed", "dismissed", "open")
-IGNORE_FILE_HOW = "ignore file"
+
+
+def read_reports(paths: Iterable[Path]) -> list[ReportV1]:
+    """The reports, in the order given; one line (ReviewerError) for a file that is none."""
+    return [_report(path) for path in paths]
 
 
 def read_states(paths: Iterable[Path]) -> dict[str, StateV1]:
     """Fingerprint -> its last state across the reports."""
+    return states_of(read_reports(paths))
+
+
+def states_of(reports: Iterable[ReportV1]) -> dict[str, StateV1]:
     states: dict[str, StateV1] = {}
-    for path in paths:
-        states.update(_report(path).states)
+    for report in reports:
+        states.update(report.states)
     return states
 
 

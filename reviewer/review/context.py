@@ -9,7 +9,7 @@ silently. Nothing from the process environment is passed to a template.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,8 @@ from reviewer.findings import FileCoverage, RuleFileUse
 from reviewer.loop.tokens import CHARS_PER_TOKEN
 from reviewer.safety.sinks import map_strings
 from reviewer.settings.config import Settings
+from reviewer.settings.learning_prompts import LEARNINGS_SHARE, LearningUsage, learnings_for_part
+from reviewer.settings.learnings import NO_LEARNINGS, Learnings
 from reviewer.settings.prompts import fence_for, prompt_environment
 from reviewer.settings.rule_files import (
     RuleUsage,
@@ -71,6 +73,11 @@ class ReviewPlan:
     batches: tuple[BatchContext, ...]
     coverage: tuple[FileCoverage, ...]
     rule_files: tuple[RuleFileUse, ...] = ()
+    # The team's learnings read for the review, and the files each reached (learning id ->
+    # the changed files of the parts that were shown it), and what was left out for room.
+    learnings: Learnings = NO_LEARNINGS
+    learnings_applied: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    learnings_cuts: tuple[str, ...] = ()
 
 
 # What each batch is told of the change's files: its own files in full (a file a line); the
@@ -95,6 +102,7 @@ def build_plan(
     config_revision: str | None,
     redact: Callable[[str], str] = str,
     tickets: Sequence[Ticket] = (),
+    learnings: Learnings = NO_LEARNINGS,
 ) -> ReviewPlan:
     """The messages for one agent loop per batch. One batch when the diff fits the window.
 
@@ -112,6 +120,11 @@ def build_plan(
     rules = load_rule_files(root, config_revision, settings.rule_files, [f.path for f in reviewed])
     rules_limit = total_limit(settings.context_window, CHARS_PER_TOKEN, TASK_SHARE)
     usage = RuleUsage()
+    # The team's learnings (read at the base by the caller): each part those for its files.
+    learnings_limit = max(
+        1_000, int(settings.context_window * TASK_SHARE * CHARS_PER_TOKEN * LEARNINGS_SHARE)
+    )
+    learned = LearningUsage()
     values = {
         "repository": info.repository,
         "revision": revision_label,
@@ -120,6 +133,7 @@ def build_plan(
         "description": info.description,
         "instructions": settings.instructions.strip(),
         "rule_files": [],
+        "learnings": {},
         "files": [],
         "other_files": [],
         "more_files": 0,
@@ -140,6 +154,9 @@ def build_plan(
                 "diff": "",
                 "path_instructions": _path_instructions(settings, [f.path for f in reviewed]),
                 "rule_files": rules_for_part(rules, [f.path for f in reviewed], rules_limit),
+                "learnings": learnings_for_part(
+                    learnings, [f.path for f in reviewed], learnings_limit
+                ),
             }
         )
     ) + len(system)
@@ -166,6 +183,7 @@ def build_plan(
                 "part; the others are reviewed separately (you can still read any file)."
             )
         own = [by_path[path] for path in batch.paths]
+        part = f"part {number} of {len(batches)}" if len(batches) > 1 else ""
         listed, more = _bounded(own, skipped, single=len(batches) == 1)
         batch_values: dict[str, Any] = {
             **values,
@@ -176,12 +194,9 @@ def build_plan(
             "other_files": directories.others(set(batch.paths)),
             "more_files": more,
             "path_instructions": _path_instructions(settings, batch.paths),
-            "rule_files": rules_for_part(
-                rules,
-                batch.paths,
-                rules_limit,
-                part=f"part {number} of {len(batches)}" if len(batches) > 1 else "",
-                usage=usage,
+            "rule_files": rules_for_part(rules, batch.paths, rules_limit, part=part, usage=usage),
+            "learnings": learnings_for_part(
+                learnings, batch.paths, learnings_limit, part=part, usage=learned
             ),
         }
         contexts.append(
@@ -194,7 +209,14 @@ def build_plan(
                 paths=tuple(batch.paths),
             )
         )
-    return ReviewPlan(tuple(contexts), tuple(coverage), usage.result(rules))
+    return ReviewPlan(
+        tuple(contexts),
+        tuple(coverage),
+        usage.result(rules),
+        learnings,
+        {key: tuple(sorted(files)) for key, files in learned.applied.items()},
+        tuple(learned.cuts),
+    )
 
 
 def _mark_cut(

@@ -48,6 +48,7 @@ from reviewer.review.submission import (
 from reviewer.safety.redact import Redactor
 from reviewer.settings.config import Settings
 from reviewer.settings.ignore_file import IgnoreFile, load_ignore_file
+from reviewer.settings.learning_prompts import learning_uses
 from reviewer.tools import TOOLS
 from reviewer.workspace import (
     Workspace,
@@ -121,6 +122,13 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
                 turns=sum(o.turns for o in outcomes) + checked.turns,
                 incomplete_reason=parts.reasons(runs),
                 rule_files=plan.rule_files,
+                learnings=learning_uses(
+                    plan.learnings,
+                    plan.learnings_applied,
+                    checked.learnings_shown,
+                    (*checked.kept, *checked.discarded),
+                ),
+                learnings_notes=(*plan.learnings.notes, *plan.learnings_cuts),
                 price=prepared.price,
                 closed=tuple(ignored),
                 tickets=tuple(ticket_use(t) for t in prepared.tickets),
@@ -204,6 +212,7 @@ def run_review(request: ReviewRequest, events: AgentEvents | None = None) -> Rev
         repository=request.info.repository if request.info else quote_path(prepared.root.name),
         record=request.keep_transcript,
         tickets=prepared.tickets,
+        learnings=plan.learnings,
     )
     return result(list(zip(plan.batches, outcomes, strict=True)), verifier=verifier)
 

@@ -30,6 +30,7 @@ from reviewer.settings.layers import (
     settings_layers,
     settings_notes,
 )
+from reviewer.settings.learnings import Learnings, load_learnings
 from reviewer.wording import plural
 from reviewer.workspace import (
     RevisionWorkspace,
@@ -78,6 +79,9 @@ class ReviewRequest:
     # commit messages, its branch, the keys named by hand, the forges it may read. None:
     # no ticket is looked for (an answer to a question).
     tickets: TicketRequest | None = field(default_factory=TicketRequest)
+    # The team's learnings as a text, in place of .reviewer/learnings.md at the base (an
+    # evaluation case's); None: the file at the base.
+    learnings: str | None = None
 
 
 def default_base(root: Path) -> str:
@@ -161,6 +165,8 @@ def prepare_review(
     shown = _shown_change(root, change, head, request)
     info = request.info or _change_info(root, change.base, head, redactor)
     tickets = _tickets(request, settings, root, change.base, head, info, events)
+    # What the team has taught the reviewer, at the base like the settings.
+    learnings = load_learnings(root, base, settings.learnings, request.learnings)
     plan = build_plan(
         change=shown,
         info=ChangeInfo(redactor(info.title), redactor(info.description), info.repository),
@@ -170,10 +176,13 @@ def prepare_review(
         config_revision=base,
         redact=redactor,
         tickets=tickets,
+        learnings=learnings,
     )
     coverage = _whole_coverage(change, plan.coverage, settings)
     if events is not None and plan.rule_files:
         events.note(_rule_files_note(plan))
+    if events is not None and learnings.entries:
+        events.note(_learnings_note(learnings, plan))
     return Prepared(
         started, root, base, head, settings, change, shown, workspace, plan, coverage, redactor,
         price, setting_sources(layers), tickets,
@@ -239,6 +248,15 @@ def _rule_files_note(plan: ReviewPlan) -> str:
         "rule files (from the base revision): "
         + ", ".join(shown)
         + (f" and {more} more" if more > 0 else "")
+    )
+
+
+def _learnings_note(learnings: Learnings, plan: ReviewPlan) -> str:
+    """One line: how many learnings were read, from where, and how many reach the review."""
+    left = f"; {'; '.join(learnings.notes)}" if learnings.notes else ""
+    return (
+        f"learnings (from {learnings.source}): {plural(len(learnings.entries), 'learning')}, "
+        f"{len(plan.learnings_applied)} for the reviewed files{left}"
     )
 
 

@@ -73,8 +73,13 @@ class Settings(BaseModel):
     rule_files: Literal["auto"] | tuple[str, ...] = Field(
         "auto",
         description='Rule files whose instructions apply, read at the base revision: "auto" '
-        "(AGENTS.md, CLAUDE.md, REVIEW.md, Cursor and Copilot rules), [] (none), or a list "
-        "of paths.",
+        "(AGENTS.md, CLAUDE.md, REVIEW.md, Cursor, Bugbot, Copilot and Gemini rules), [] "
+        "(none), or a list of paths.",
+    )
+    learnings: Literal["auto", "off"] = Field(
+        "auto",
+        description="auto: the team's learnings in .reviewer/learnings.md (read at the base "
+        "revision) reach the review and the verification of each finding; off: not read.",
     )
     language: str = Field(
         "English",

@@ -30,14 +30,12 @@ from pathlib import Path
 import re2
 
 from reviewer.errors import ReviewerError, ToolError
-from reviewer.findings import ClosedFinding, Finding
+from reviewer.findings import IGNORE_FILE_HOW, ClosedFinding, Finding
 from reviewer.report.sarif import rule_id
 from reviewer.workspace.gitcmd import run_git
 from reviewer.workspace.globs import basename_or_path_matcher
 
 IGNORE_FILE = ".reviewer/ignore.toml"
-# How a finding the file names is shown as dismissed.
-IGNORE_FILE_HOW = "ignore file"
 _KEYS = frozenset({"fingerprint", "path", "rule", "title", "reason"})
 _FINGERPRINT = re.compile(r"[0-9a-f]{16}")
 # Titles are one line; RE2 keeps the work linear, and the cap keeps it short.

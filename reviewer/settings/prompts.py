@@ -15,11 +15,18 @@ from reviewer.workspace.gitcmd import run_git
 
 # The tickets a change names ("what the change is for"), included by task and verify_task.
 TICKETS_INCLUDE = "_tickets.md.j2"
-PROMPT_NAMES = ("system.md.j2", "task.md.j2", TICKETS_INCLUDE)
+# The team's learnings (.reviewer/learnings.md), included by task and verify_task.
+LEARNINGS_INCLUDE = "_learnings.md.j2"
+PROMPT_NAMES = ("system.md.j2", "task.md.j2", TICKETS_INCLUDE, LEARNINGS_INCLUDE)
 # An answer to a question in a thread (reviewer/review/answer.py); overridable the same way.
 ANSWER_PROMPT_NAMES = ("answer_system.md.j2", "answer_task.md.j2")
 # A finding's verification (reviewer/checks/verify.py); overridable the same way.
-VERIFY_PROMPT_NAMES = ("verify_system.md.j2", "verify_task.md.j2", TICKETS_INCLUDE)
+VERIFY_PROMPT_NAMES = (
+    "verify_system.md.j2",
+    "verify_task.md.j2",
+    TICKETS_INCLUDE,
+    LEARNINGS_INCLUDE,
+)
 OVERRIDE_DIR = ".reviewer/prompts"
 
 

@@ -1,5 +1,6 @@
-"""The team's own rule files (AGENTS.md, CLAUDE.md, Cursor and Copilot rules), read at the
-base revision like the settings, and the part of them each part of a review is shown.
+"""The team's own rule files (AGENTS.md, CLAUDE.md, Cursor, Bugbot, Copilot and Gemini rules),
+read at the base revision like the settings, and the part of them each part of a review is
+shown.
 
 Which files count, how far each applies and which of its text is taken is the table
 `KINDS`: one row per kind of file. A rule file the change adds is not used, and one it edits
@@ -67,6 +68,11 @@ def _folder(path: str, meta: FrontMatter) -> Applies | None:
     return Applies(folder=posixpath.dirname(path))
 
 
+def _folder_above_dot_folder(path: str, meta: FrontMatter) -> Applies | None:
+    """Bugbot: `backend/.cursor/BUGBOT.md` is for the files below `backend/`."""
+    return Applies(folder=posixpath.dirname(posixpath.dirname(path)))
+
+
 def _every_file(path: str, meta: FrontMatter) -> Applies | None:
     return EVERY_FILE
 
@@ -93,8 +99,8 @@ def _declared(path: str, meta: FrontMatter) -> Applies | None:
 @dataclass(frozen=True)
 class RuleKind:
     """Where a kind of rule file is found (`where`: a glob from the root; with `nested`, the
-    file name in the root and in every folder that holds a changed file or is above one),
-    how its scope is read, and which of its text is taken (front matter already removed)."""
+    file's path below the root and below every folder that holds a changed file or is above
+    one), how its scope is read, and which of its text is taken (front matter removed)."""
 
     where: str
     nested: bool
@@ -102,8 +108,8 @@ class RuleKind:
     select: Callable[[str], str]
 
     def holds(self, path: str) -> bool:
-        if self.nested:
-            return posixpath.basename(path) == self.where
+        if self.nested:  # `where` is the file's path below the folder it is for
+            return path == self.where or path.endswith("/" + self.where)
         return glob_matcher(self.where).fullmatch(path) is not None
 
 
@@ -111,10 +117,20 @@ KINDS: tuple[RuleKind, ...] = (
     RuleKind("AGENTS.md", True, _folder, review_section),
     RuleKind("CLAUDE.md", True, _folder, whole),
     RuleKind("REVIEW.md", True, _folder, whole),
+    # Cursor Bugbot: the root `.cursor/BUGBOT.md` always, then, for each changed file, every
+    # `.cursor/BUGBOT.md` of the folders above it; the file is plain Markdown, no front
+    # matter, no includes (cursor.com/docs/bugbot, "Rules"; Cursor's staff on
+    # forum.cursor.com/t/152461: "It always loads the root-level file first, then for each
+    # changed file it walks up the directory tree and collects any nested BUGBOT.md files").
+    RuleKind(".cursor/BUGBOT.md", True, _folder_above_dot_folder, whole),
     RuleKind(".cursorrules", False, _every_file, whole),
     RuleKind(".cursor/rules/**/*.mdc", False, _cursor, whole),
     RuleKind(".github/copilot-instructions.md", False, _every_file, whole),
     RuleKind(".github/instructions/**/*.instructions.md", False, _apply_to, whole),
+    # Gemini Code Assist: `.gemini/styleguide.md` in the repository's root `.gemini/` folder,
+    # "treated as a regular Markdown file" that extends its review prompt, for every file
+    # (developers.google.com/gemini-code-assist/docs/customize-gemini-behavior-github).
+    RuleKind(".gemini/styleguide.md", False, _every_file, whole),
 )
 NAMED = RuleKind("", False, _declared, whole)
 
