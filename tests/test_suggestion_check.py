@@ -44,6 +44,11 @@ SHAPES: dict[str, tuple[int, int, str, str]] = {
     "Hotel": (7, 7, "    return data.strip() +", "no longer parses as Python (line 7"),
     "India": (7, 7, "    return data.strip() or None", ""),
     "Juliet": (14, 14, "\treturn result", "indentation (1 tab) does not match"),
+    # Applied as written, it cannot show what it holds: hidden text is left out of it. An
+    # emoji's presentation selector is ordinary writing, kept.
+    "Kilo": (7, 7, "    return data.strip() or 'n\u200bone\u202e'",
+             "adds characters a reader cannot see (U+200B, U+202E)"),
+    "Lima": (7, 7, "    return data.strip() or '\u26a0\ufe0f'", ""),
 }  # fmt: skip
 
 
