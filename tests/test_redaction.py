@@ -249,9 +249,25 @@ def test_a_token_split_by_invisible_characters_is_redacted_whole(name: str, invi
 def test_a_split_environment_secret_is_redacted_whole() -> None:
     value = _random(_ALNUM, 30)
     accented = "pässwörd-" + _random(_ALNUM, 8)  # a secret's own non-ASCII letter before it
-    redact = Redactor({"DEPLOY_TOKEN": value, "DB_PASSWORD": accented})
+    spaced = "correct horse " + _random(_ALNUM, 8)  # and its own space
+    redact = Redactor({"DEPLOY_TOKEN": value, "DB_PASSWORD": accented, "PASSPHRASE": spaced})
     assert redact(f"a {value[:9]}\u200b{value[9:]} b") == f"a {REDACTED} b"
     assert redact(f"[{accented[:2]}\u200d{accented[2:]}]") == f"[{REDACTED}]"
+    assert redact(f"[{spaced[:8]}\u2060{spaced[8:]}]") == f"[{REDACTED}]"
+
+
+def test_ordinary_writing_is_matched_in_one_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The second pass (without the invisible characters) runs only where a run of them sits
+    between two characters a secret may hold; a keycap after a digit, an emoji's joiner, a
+    zero-width space beside a space do not make a whole diff be matched twice."""
+
+    def twice(self: Redactor, text: str) -> None:
+        raise AssertionError(f"matched twice: {text!r}")
+
+    monkeypatch.setattr(Redactor, "_spans_through_invisible", twice)
+    token = TOKENS["github-classic"]
+    plain = f"1\ufe0f\u20e3 step, \U0001f469\u200d\U0001f4bb, a \u200b b, x\u200b\n, {token}"
+    assert Redactor({})(plain) == plain.replace(token, REDACTED)
 
 
 def test_secrets_beside_invisible_characters_and_plain_writing_are_handled_as_before() -> None:

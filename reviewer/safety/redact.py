@@ -12,8 +12,8 @@ regex finds where an anchor sits (`re` skips quickly to the next of a few rare c
 of the anchors, then checks the rest of an anchor around it), and the full alternation is
 tried only at those places, in order, exactly as `re.sub` would have tried it there: the
 output is the same (the tests compare the two on generated texts). 75-140 MB/s on real diffs
-(bench/bench_redact.py). Standard library only: it is fast enough, so no multi-pattern
-search package is needed.
+(bench/bench_redact.py; 74-115 MB/s since the GitLab rows and the invisible characters).
+Standard library only: it is fast enough, so no multi-pattern search package is needed.
 
 Invisible characters. A zero-width space (or a soft hyphen, a word joiner, a tag character:
 invisible.py's table) inside a token hides it from every pattern while the token still
@@ -182,11 +182,12 @@ class Redactor:
 
     def __init__(self, environ: Mapping[str, str] | None = None) -> None:
         self._values = secret_values(os.environ if environ is None else environ)
-        # The non-ASCII characters a secret may hold: the environment's own, and the letters
-        # `re.IGNORECASE` matches to ASCII ones (the AWS row ignores case): "the 52 ASCII
-        # letters and 4 additional non-ASCII letters" (docs.python.org/3/library/re.html#re.I).
+        # The characters a secret may hold beyond printable ASCII other than space: the
+        # environment's own, and the letters `re.IGNORECASE` matches to ASCII ones (the AWS
+        # row ignores case): "the 52 ASCII letters and 4 additional non-ASCII letters"
+        # (docs.python.org/3/library/re.html#re.I).
         self._held = frozenset("\u0130\u0131\u017f\u212a").union(
-            char for value in self._values for char in value if not char.isascii()
+            char for value in self._values for char in value if not _printable_ascii(char)
         )
 
     def __call__(self, text: str) -> str:
@@ -201,9 +202,10 @@ class Redactor:
         return _redact_formats(text)
 
     def _hides(self, text: str) -> bool:
-        """Whether an invisible character follows one a secret may hold: only there can it
-        hide one. After any other (an emoji's selector or joiner, a Persian non-joiner) the
-        text is matched as it is.
+        """Whether a run of invisible characters sits between two characters a secret may
+        hold: only there can it hide one (taking it out joins them). Between any others (an
+        emoji's selector or joiner, a keycap's selector before U+20E3, a Persian non-joiner,
+        a zero-width space beside a space) the text is matched as it is.
 
         Speed: a diff with one emoji is all stored four bytes a character, which `re` scans
         slowly (~100 MB/s for the next non-ASCII character; ~30 MB/s for a class as wide as
@@ -214,11 +216,18 @@ class Redactor:
             if piece.isascii():
                 continue
             for found in _NON_ASCII.finditer(piece, 1):
-                if found.group() in INVISIBLE_SET:
-                    before = piece[found.start() - 1]
-                    if before.isascii() or before in self._held:
-                        return True
+                at = low + found.start()
+                if found.group() not in INVISIBLE_SET or text[at - 1] in INVISIBLE_SET:
+                    continue  # not invisible, or inside a run (its first character decides)
+                end = at + 1
+                while end < len(text) and text[end] in INVISIBLE_SET:
+                    end += 1
+                if end < len(text) and self._holds(text[at - 1]) and self._holds(text[end]):
+                    return True
         return False
+
+    def _holds(self, char: str) -> bool:
+        return _printable_ascii(char) or char in self._held
 
     def _present(self, text: str) -> re.Pattern[str] | None:
         """The alternation of the environment's secrets that occur in `text`, if any."""
@@ -251,6 +260,10 @@ class Redactor:
 
 
 _NON_ASCII = re.compile("[^\x00-\x7f]")
+
+
+def _printable_ascii(char: str) -> bool:
+    return "!" <= char <= "~"
 _PIECE = 2048  # characters; measured on this repository's `git log -p` (1-64 KB)
 
 
