@@ -237,7 +237,7 @@ BROKEN: dict[str, tuple[Any, str]] = {
         lambda s2: _cases(s2, lambda case: _set(case["matches"], "llm", [
             {"issue": 0, "finding": 7, "confidence": 0.9}])),
         "cases[0]: its llm judge's match pairs issue 0 and finding 7, of 2 issues and 1 "
-        "findings (counted from 0)",
+        "finding (counted from 0)",
     ),
 }  # fmt: skip
 

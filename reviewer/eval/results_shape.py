@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from reviewer.errors import ReviewerError, json_problem
 from reviewer.findings import Severity
 from reviewer.safety.sinks import valid_text
+from reviewer.wording import plural
 
 _SeverityName = Literal["critical", "high", "medium", "low", "info"]
 if set(get_args(_SeverityName)) != {severity.value for severity in Severity}:
@@ -148,10 +149,11 @@ class _Case(_Shape):
         for kind, matches in self.matches.items():
             for match in matches:
                 if match.issue >= len(self.expected) or match.finding >= len(self.review.findings):
+                    issues = plural(len(self.expected), "issue")
+                    findings = plural(len(self.review.findings), "finding")
                     raise ValueError(
                         f"its {kind} judge's match pairs issue {match.issue} and finding "
-                        f"{match.finding}, of {len(self.expected)} issues and "
-                        f"{len(self.review.findings)} findings (counted from 0)"
+                        f"{match.finding}, of {issues} and {findings} (counted from 0)"
                     )
         return self
 
