@@ -8,8 +8,10 @@ Texts: `git log -p` of a real repository (`--repo`, repeatable; default this one
 history is real), cut at `--max-mb`; the same with three secrets in the environment, one of
 them written into the text; a synthetic diff with a secret of every format planted at known
 lines, and the same with near-misses (an anchor without the rest: `task-list`, `AKIA`, a
-URL without credentials) in nearly every line, the worst case for the prefilter. Each is
-redacted by the implementation before the prefilter (one `re.sub` of the whole format
+URL without credentials) in nearly every line, the worst case for the prefilter; and the
+first with a zero-width space inside every planted secret (the old code is given the text
+without them, and the new code's output is compared without them). Each is redacted by the
+implementation before the prefilter (one `re.sub` of the whole format
 alternation, copied below as `ReferenceRedactor`) and by `Redactor`: throughput in MB/s
 (UTF-8 bytes of the input per second, best of the runs), the ratio, and whether the outputs
 are identical. Exits 1 if any output differs or a planted secret survives.
@@ -33,7 +35,7 @@ from reviewer.safety.redact import REDACTED, Redactor, secret_values
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# --- The implementation before the prefilter, verbatim ------------------------------------
+# --- The implementation before the prefilter, verbatim but for the rows added since -------
 
 _FORMATS: tuple[tuple[str, str], ...] = (
     (
@@ -50,7 +52,12 @@ _FORMATS: tuple[tuple[str, str], ...] = (
     ("Slack webhook", r"https://hooks\.slack\.com/services/[A-Za-z0-9/_-]+"),
     ("Google API key", r"\bAIza[0-9A-Za-z_\-]{35}\b"),
     ("Stripe key", r"\b[rs]k_(live|test)_[0-9A-Za-z]{16,}\b"),
-    ("GitLab token", r"\bglpat-[0-9A-Za-z_\-]{20,}\b"),
+    (
+        "GitLab tokens (a row per prefix in the code: one body, so one alternation here)",
+        r"\b(?:glpat-|gloas-|gldt-|glrt-|glrtr-|GR1348941|glcbt-|glptt-|glft-|glimt-|glagent-"
+        r"|glsoat-|glffct-)[0-9A-Za-z_\-]{20,}(?:\.[0-9a-z]{2,9}){0,2}\b",
+    ),
+    ("GitLab session cookie", r"(?<=_gitlab_session=)[0-9a-f]{32,}\b"),
     ("npm token", r"\bnpm_[A-Za-z0-9]{36}\b"),
     ("JSON web token", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\b"),
     ("URL credentials", r"(?<=://)[^/\s:@]{1,128}:[^/\s@]{1,256}(?=@)"),
@@ -116,6 +123,9 @@ def planted_secrets(rng: random.Random) -> list[tuple[str, str]]:
         "AIza" + _run(rng, alnum, 35),
         "sk_live_" + _run(rng, alnum, 24),
         "glpat-" + _run(rng, alnum, 20),
+        "glrtr-" + _run(rng, alnum, 38) + ".01." + _run(rng, string.digits, 9),
+        "glptt-" + _run(rng, "0123456789abcdef", 40),
+        "glagent-" + _run(rng, alnum, 50),
         "npm_" + _run(rng, alnum, 36),
         "eyJhbGciOiJIUzI1NiJ9.eyJ" + _run(rng, alnum, 30) + "." + _run(rng, alnum, 43),
     ]
@@ -144,10 +154,13 @@ _NEAR_MISSES = (
 )
 
 
-def synthetic_diff(mb: float, seed: int, near_misses: float) -> tuple[str, list[str], int]:
+def synthetic_diff(
+    mb: float, seed: int, near_misses: float, split: str = ""
+) -> tuple[str, list[str], int]:
     """A diff of code-like lines, every `PLANT_EVERY`-th one holding a secret of the next
-    format, and a word a near-miss with probability `near_misses`. Returns the text, the
-    parts of the planted secrets that must not survive, and how many formats were planted."""
+    format (with `split`, an invisible character, inside it after its sixth character), and
+    a word a near-miss with probability `near_misses`. Returns the text, the parts of the
+    planted secrets that must not survive, and how many formats were planted."""
     rng = random.Random(seed)
     secrets = planted_secrets(rng)
     lines: list[str] = []
@@ -160,6 +173,7 @@ def synthetic_diff(mb: float, seed: int, near_misses: float) -> tuple[str, list[
         if n % PLANT_EVERY == PLANT_EVERY // 2:
             secret, core = secrets[len(planted) % len(secrets)]
             planted.append(core)
+            secret = secret[:6] + split + secret[6:]
             line = f"+    CONFIG[{n}] = '{secret}'"
         else:
             picked = [
@@ -213,25 +227,28 @@ def main() -> None:
         "OPENAI_API_KEY": "sk-" + _run(rng, alnum, 48),
         "SESSION": _run(rng, alnum, 32),
     }
-    # (label, text, environment, parts of secrets that must not survive)
-    cases: list[tuple[str, str, dict[str, str], list[str]]] = []
+    # (label, text, environment, parts of secrets that must not survive, the invisible
+    # character inside every planted secret or ""). The old code cannot see through one: it
+    # is given the text without them, and the new code's output without them must be the same.
+    cases: list[tuple[str, str, dict[str, str], list[str], str]] = []
     for repo in args.repo or [ROOT]:
         name = repo.resolve().name
         real = real_diff(repo, args.max_mb)
         middle = len(real) // 2
-        cases.append((f"`git log -p` of {name}", real, {}, []))
-        cases.append(
-            (
-                f"`git log -p` of {name}, 3 env secrets (1 present)",
-                real[:middle] + token + real[middle:],
-                environ,
-                [token],
-            )
-        )
+        cases.append((f"`git log -p` of {name}", real, {}, [], ""))
+        with_token = real[:middle] + token + real[middle:]
+        label = f"`git log -p` of {name}, 3 env secrets (1 present)"
+        cases.append((label, with_token, environ, [token], ""))
     planted_formats = 0
-    for label, rate in (("synthetic diff", 0.01), ("synthetic, near-misses in every line", 0.4)):
-        synthetic, planted, planted_formats = synthetic_diff(args.synthetic_mb, args.seed, rate)
-        cases.append((label, synthetic, {}, planted))
+    for label, rate, split in (
+        ("synthetic diff", 0.01, ""),
+        ("synthetic, near-misses in every line", 0.4, ""),
+        ("synthetic, a zero-width space inside every secret", 0.01, "\u200b"),
+    ):
+        synthetic, planted, planted_formats = synthetic_diff(
+            args.synthetic_mb, args.seed, rate, split
+        )
+        cases.append((label, synthetic, {}, planted, split))
 
     print(f"machine: nproc {os.cpu_count()}, Python {platform.python_version()}")
     for repo in args.repo or [ROOT]:
@@ -246,9 +263,12 @@ def main() -> None:
     print("|---|---:|---|---:|---:|---:|---|")
     failed = False
     left: list[str] = []
-    for label, text, env, must_go in cases:
-        before, expected = throughput(ReferenceRedactor(env), text, args.reference_runs)
+    for label, text, env, must_go, split in cases:
+        old_text = text.replace(split, "") if split else text
+        before, expected = throughput(ReferenceRedactor(env), old_text, args.reference_runs)
         after, got = throughput(Redactor(env), text, args.runs)
+        if split:
+            got = got.replace(split, "")
         identical = got == expected
         failed |= not identical
         wide = "yes" if text and ord(max(text)) > 0xFFFF else "no"
@@ -258,7 +278,7 @@ def main() -> None:
             f"| {'yes' if identical else 'NO'} |"
         )
         left += [secret for secret in must_go if secret in got]
-    planted_total = sum(len(must_go) for *_, must_go in cases)
+    planted_total = sum(len(must_go) for _, _, _, must_go, _ in cases)
     print(
         f"\nsecrets planted: {planted_total} (the synthetic texts hold all {planted_formats} "
         f"kinds, every format); left in any output: {len(left)}"

@@ -314,6 +314,10 @@ class ReviewResult:
     # Findings kept out of the reported list by min_severity or max_findings: annotated,
     # not dropped, so a report can still count or list them.
     suppressed: tuple[Finding, ...] = ()
+    # Findings below the reporting threshold found by earlier runs that the bot's memory of
+    # the change request no longer lists one by one (forge/memory.py had no room): counted
+    # with `suppressed` wherever a report says how many there are.
+    suppressed_unlisted: int = 0
     # A pull request's later run: findings and files say what was new in this run.
     incremental: bool = False
     # The rule files whose instructions reached the model (rule_files.py).

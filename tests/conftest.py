@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import unicodedata
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -142,6 +143,23 @@ WORKSPACE_MODES = ("revision", "worktree")
 def workspace_for(repo: GitRepo, mode: str) -> Workspace:
     """The same committed content seen as a revision (git objects) or as the working tree."""
     return repo.revision() if mode == "revision" else repo.worktree()
+
+
+# The breaks a sink writes itself: a zero-width space inside `##[` and `::` (the runner's
+# command forms), a zero-width joiner after `@` and GitLab's sigils (mentions, references).
+_OWN_BREAKS = re.compile("(?<=##)\u200b(?=\\[)|(?<=:)\u200b(?=:)|(?<=[@#!~%$&\\[])\u200d")
+# Invisible by Unicode's own definition (Default_Ignorable_Code_Point, not derivable from
+# unicodedata: its categories Cf and Mn/Lo members listed), and the annotation characters.
+_IGNORABLE = re.compile(
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
+    "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufffb\U000e0000-\U000e0fff]"
+)
+
+
+def hidden_characters(text: str) -> list[str]:
+    """The invisible characters a reader of `text` would not see, but for the sink's own."""
+    text = _OWN_BREAKS.sub("", text)
+    return [c for c in text if unicodedata.category(c) == "Cf" or _IGNORABLE.match(c)]
 
 
 def acting_markdown(markdown: str) -> list[str]:

@@ -182,6 +182,117 @@ def test_shards_that_are_not_one_run_are_refused_with_one_line(
     assert merge(tmp_path, "s1", str(s2_.name))[0] == 0
 
 
+def _cases(results: dict[str, Any], change: Any) -> dict[str, Any]:
+    """`results` with its first case changed by `change` (a copy)."""
+    first = json.loads(json.dumps(results["cases"][0]))
+    change(first)
+    return {**results, "cases": [first, *results["cases"][1:]]}
+
+
+def _set(mapping: dict[str, Any], key: str, value: Any) -> None:
+    mapping[key] = value
+
+
+# A hostile or broken results.json beside a whole shard 1/2: (how it is made from shard 2/2,
+# what the one line says after the file's name). Written with Python's json.dumps, which
+# writes NaN and Infinity (not JSON) and escapes a lone surrogate as `\udc80`.
+BROKEN: dict[str, tuple[Any, str]] = {
+    "count zero": (
+        lambda s2: {**s2, "shard": {**s2["shard"], "count": 0}},
+        "shard.count should be greater than or equal to 1 (it is 0)",
+    ),
+    "cases as a string": (
+        lambda s2: {**s2, "cases": "every case"},
+        'cases should be a valid list (it is "every case")',
+    ),
+    "cases as a string, a whole run": (
+        lambda s2: {**s2, "shard": None, "cases": "abc", "cases_total": 3},
+        'cases should be a valid list (it is "abc")',
+    ),
+    "a null review": (
+        lambda s2: _cases(s2, lambda case: _set(case, "review", None)),
+        "cases[0]: a scored case has no review or no matches",
+    ),
+    "a lone surrogate in a case id": (
+        lambda s2: _cases(s2, lambda case: _set(case, "id", "case-\udc80")),
+        "holds a lone surrogate escape at cases[0].id, which no text can be written with",
+    ),
+    "NaN in usage": (
+        lambda s2: {**s2, "usage": {**s2["usage"], "review_seconds": float("nan")}},
+        "is not JSON: NaN is not a number JSON has (strict JSON, RFC 8259)",
+    ),
+    "Infinity in usage": (
+        lambda s2: {**s2, "usage": {**s2["usage"], "review_cost": float("inf")}},
+        "is not JSON: Infinity is not a number JSON has (strict JSON, RFC 8259)",
+    ),
+    "a number past a float's range": (
+        lambda s2: json.dumps(s2).replace('"wall_seconds": ', '"wall_seconds": 1e999, "x": '),
+        "is not JSON: 1e999 is past a float's range",
+    ),
+    "severity apocalyptic": (
+        lambda s2: _cases(s2, lambda case: _set(case["review"]["findings"][0], "severity",
+                                                "apocalyptic")),
+        "cases[0].review.findings[0].severity should be 'critical', 'high', 'medium', 'low' "
+        'or \'info\' (it is "apocalyptic")',
+    ),
+    "a match past the findings": (
+        lambda s2: _cases(s2, lambda case: _set(case["matches"], "llm", [
+            {"issue": 0, "finding": 7, "confidence": 0.9}])),
+        "cases[0]: its llm judge's match pairs issue 0 and finding 7, of 2 issues and 1 "
+        "finding (counted from 0)",
+    ),
+}  # fmt: skip
+
+
+def test_a_results_file_of_a_wrong_shape_is_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with Models(REVIEWS, RULES):
+        assert run_eval(tmp_path, str(SAMPLE), "--shard", "1/2", out="s1", cache="c1")[0] == 0
+        assert run_eval(tmp_path, str(SAMPLE), "--shard", "2/2", out="s2", cache="c2")[0] == 0
+    s1 = json.loads((tmp_path / "s1" / "results.json").read_text())
+    s2 = json.loads((tmp_path / "s2" / "results.json").read_text())
+    assert len(s2["cases"][0]["review"]["findings"]) == 1  # "a match past the findings"
+    fix = "give the results.json that `reviewer eval` wrote (run the cases again if it was changed)"
+    capsys.readouterr()
+    for name, (make, message) in BROKEN.items():
+        made = make(s2)
+        folder = tmp_path / name.replace(" ", "-")
+        folder.mkdir()
+        text = made if isinstance(made, str) else json.dumps(made)
+        (folder / "results.json").write_text(text)
+        for given in ([folder.name], ["s1", folder.name]):  # alone, and beside a good shard
+            code, merged = merge(tmp_path, *given, out=f"out-{folder.name}")
+            assert (code, merged) == (2, {}), name
+            line = last_error(capsys)
+            file = folder / "results.json"
+            assert line.startswith(f"reviewer: error: --merge: '{file}' "), (name, line)
+            assert message in line and line.endswith(fix) and "unexpected" not in line, line
+
+    # A shard that says it is one of 10^12: named from the shards given, nothing allocated
+    # by N (before: a set of every shard number, until MemoryError).
+    huge = {**s1, "shard": {**s1["shard"], "count": 10**12}, "cases": s1["cases"][:1],
+            "cases_total": 1}  # fmt: skip
+    _write(tmp_path / "huge", huge)
+    code, merged = merge(tmp_path, "huge")
+    assert (code, merged) == (2, {})
+    assert last_error(capsys) == (
+        "reviewer: error: --merge: shards 2, 3, 4, 5, 6, 7, 8, 9, 10, 11 and 999,999,999,989 "
+        f"more of 1000000000000 are missing ({len(ORDER) - 1} cases); give every shard's folder"
+    )
+    # --compare reads results the same way.
+    code = main(["eval", "--compare", str(tmp_path / "NaN-in-usage" / "results.json"),
+                 str(tmp_path / "s1" / "results.json")])  # fmt: skip
+    assert code == 2 and "is not JSON: NaN is not a number JSON has" in last_error(capsys)
+    # The shards as written merge, into strict JSON.
+    assert merge(tmp_path, "s1", "s2")[0] == 0
+    json.loads((tmp_path / "merged" / "results.json").read_text(), parse_constant=_refuse)
+
+
+def _refuse(name: str) -> None:
+    raise AssertionError(f"{name} in a results.json")
+
+
 def test_merge_takes_no_dataset(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

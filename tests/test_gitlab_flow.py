@@ -21,7 +21,7 @@ import pytest
 from reviewer.cli.program import main
 from reviewer.testing import FakeLLM, reply, tool_call
 from reviewer.testing.fake_gitlab import ActionRefused, FakeGitLab
-from tests.conftest import GitRepo
+from tests.conftest import GitRepo, hidden_characters
 from tests.gitlab_fixtures import APP, make_merge_request
 
 API_KEY = "sk-test-" + "K3y" * 8
@@ -577,6 +577,29 @@ def test_gitlab_references_in_the_models_words_are_inert(mr: MergeRequest) -> No
         for reference in ("@bob", "#12", "!45", "~urgent", "%v1", "$7"):
             assert reference not in body, (reference, body)
         assert not [line for line in body.splitlines() if line.startswith("/")], body
+
+
+def test_gitlab_tokens_and_split_tokens_reach_no_note_and_nothing_hides(mr: MergeRequest) -> None:
+    """GitLab's own token prefixes, and a token split by invisible characters, in a file of
+    the merge request and in the model's words: the model is not sent them, no note, report
+    or log line holds them, and no note hides a character from its readers."""
+    runner = "glrt-" + "kV2x" * 5
+    trigger = "glptt-" + "0f3a" * 10
+    github = "ghp_" + "Zq8" * 12
+    split = f"{github[:8]}\u200b{github[8:]}"
+    mr.push({"deploy.py": f'RUNNER = "{runner}"\nTRIGGER = "{trigger}"\nGH = "{split}"\n'})
+    words = f"Leaks {runner}, {trigger[:9]}\u00ad{trigger[9:]} and {split}.\nzero\u200bwidth"
+    run = mr.run([submit(finding(f"Token {runner}", body=words), summary=words)])
+    assert run.code == 0, run.err
+    notes = [n["body"] for n in mr.notes_by_bot()]
+    requests = [json.dumps(body, ensure_ascii=False) for body in run.llm_bodies]
+    report = (run.folder / "reviewer-report.json").read_text()
+    for where in (*notes, run.summary, run.err, report, *requests):
+        readable = "".join(c for c in where if not hidden_characters(c))
+        assert not any(token in readable for token in (runner, trigger, github)), where
+    for note in notes:
+        assert not hidden_characters(note), hidden_characters(note)
+    assert "&lt;U+200B&gt;width" in mr.summary()
 
 
 def test_not_a_merge_request_pipeline_is_a_one_line_error(mr: MergeRequest) -> None:

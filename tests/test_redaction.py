@@ -121,7 +121,40 @@ def _tokens() -> dict[str, str]:
         "gitlab": "glpat-" + _random(_ALNUM, 20),
         "npm": "npm_" + _random(_ALNUM, 36),
         "jwt": "eyJhbGciOiJIUzI1NiJ9.eyJ" + _random(_ALNUM, 30) + "." + _random(_ALNUM, 43),
+        **GITLAB_TOKENS,
     }
+
+
+_URLSAFE = _ALNUM + "_-"
+
+
+def _urlsafe(length: int) -> str:
+    """URL-safe base64 text ending in a letter or digit (a `-` at the end is left out of a
+    match, since a token ends at a word boundary)."""
+    return _random(_URLSAFE, length - 1) + _random(_ALNUM, 1)
+
+
+_BASE36 = string.ascii_lowercase + string.digits
+# GitLab's documented token prefixes (docs.gitlab.com/security/tokens/#token-prefixes), each
+# with the body GitLab gives it: 20 URL-safe characters for most (`Devise.friendly_token`),
+# 40 hex for a trigger token, and the routable form of GitLab 17.x (a payload, `.01.`, a
+# base-36 length and CRC), as in a runner's config.toml.
+GITLAB_TOKENS = {
+    "gitlab-routable": "glpat-" + _urlsafe(38) + ".01." + _random(_BASE36, 9),
+    "gitlab-oauth-secret": "gloas-" + _urlsafe(64),
+    "gitlab-deploy": "gldt-" + _urlsafe(20),
+    "gitlab-runner": "glrt-" + _urlsafe(20),
+    "gitlab-runner-routable": "glrt-t1_" + _urlsafe(27) + ".01." + _random(_BASE36, 9),
+    "gitlab-runner-registered": "glrtr-" + _urlsafe(38) + ".01." + _random(_BASE36, 9),
+    "gitlab-runner-registration": "GR1348941" + _urlsafe(20),
+    "gitlab-job": "glcbt-64_" + _urlsafe(20),
+    "gitlab-trigger": "glptt-" + _random(string.hexdigits.lower()[:16], 40),
+    "gitlab-feed": "glft-" + _urlsafe(20),
+    "gitlab-incoming-mail": "glimt-" + _urlsafe(25),
+    "gitlab-agent": "glagent-" + _urlsafe(50),
+    "gitlab-scim": "glsoat-" + _urlsafe(20),
+    "gitlab-feature-flags": "glffct-" + _urlsafe(20),
+}
 
 
 TOKENS = _tokens()
@@ -160,16 +193,119 @@ def test_url_credentials_are_redacted_but_not_the_host() -> None:
     assert out == f"https://{REDACTED}@example.com/repo.git"
 
 
+def test_every_format_says_where_it_is_documented() -> None:
+    from reviewer.safety.secret_formats import FORMATS
+
+    assert [row.name for row in FORMATS if not row.source.strip()] == []
+    gitlab = {anchor for row in FORMATS if row.name.startswith("GitLab") for anchor in row.anchors}
+    # GitLab's documented prefixes (docs.gitlab.com/security/tokens/#token-prefixes), each a
+    # test token above.
+    documented = {"glpat-", "gloas-", "gldt-", "glrt-", "glrtr-", "glcbt-", "glptt-", "glft-",
+                  "glimt-", "glagent-", "glsoat-", "glffct-", "_gitlab_session="}  # fmt: skip
+    assert documented <= gitlab
+    tested = {token.split("-")[0] + "-" for token in GITLAB_TOKENS.values()}
+    assert documented - {"_gitlab_session="} <= tested
+
+
 def test_plain_code_is_left_alone() -> None:
     code = "def risky(sk): return skip_key(token='x', author='me')  # AKIA is a prefix"
     assert Redactor({})(code) == code
+
+
+# --- Invisible characters inside a secret ----------------------------------------------------
+#
+# The attacker's input: a token with characters inside it that show nothing (a reader, or a
+# tool that copies the text, still gets the token), so no pattern matches it.
+
+INVISIBLE = {
+    "zero-width space": "\u200b",
+    "zero-width non-joiner": "\u200c",
+    "zero-width joiner": "\u200d",
+    "word joiner": "\u2060",
+    "byte order mark": "\ufeff",
+    "soft hyphen": "\u00ad",
+    "Mongolian vowel separator": "\u180e",
+    "variation selector": "\ufe0f",
+    "tag letter": "\U000e0041",
+    "right-to-left override": "\u202e",
+    "Hangul filler": "\u3164",
+    "combining grapheme joiner": "\u034f",
+    "a run of them": "\u200b\u2060\ufeff",
+}
+
+
+@pytest.mark.parametrize("invisible", list(INVISIBLE))
+@pytest.mark.parametrize("name", ["github-classic", "gitlab-runner", "aws-access-key-id", "jwt"])
+def test_a_token_split_by_invisible_characters_is_redacted_whole(name: str, invisible: str) -> None:
+    token, char = TOKENS[name], INVISIBLE[invisible]
+    for cuts in ((4,), (10,), (5, 12, len(token) - 2)):
+        split = token
+        for cut in reversed(cuts):
+            split = split[:cut] + char + split[cut:]
+        # The whole span goes, the invisible characters inside it too; the text around stays.
+        assert Redactor({})(f"key = '{split}'\n") == f"key = '{REDACTED}'\n"
+
+
+def test_a_split_environment_secret_is_redacted_whole() -> None:
+    value = _random(_ALNUM, 30)
+    accented = "pässwörd-" + _random(_ALNUM, 8)  # a secret's own non-ASCII letter before it
+    spaced = "correct horse " + _random(_ALNUM, 8)  # and its own space
+    redact = Redactor({"DEPLOY_TOKEN": value, "DB_PASSWORD": accented, "PASSPHRASE": spaced})
+    assert redact(f"a {value[:9]}\u200b{value[9:]} b") == f"a {REDACTED} b"
+    assert redact(f"[{accented[:2]}\u200d{accented[2:]}]") == f"[{REDACTED}]"
+    assert redact(f"[{spaced[:8]}\u2060{spaced[8:]}]") == f"[{REDACTED}]"
+
+
+def test_ordinary_writing_is_matched_in_one_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The second pass (without the invisible characters) runs only where a run of them sits
+    between two characters a secret may hold; a keycap after a digit, an emoji's joiner, a
+    zero-width space beside a space do not make a whole diff be matched twice."""
+
+    def twice(self: Redactor, text: str) -> None:
+        raise AssertionError(f"matched twice: {text!r}")
+
+    monkeypatch.setattr(Redactor, "_spans_through_invisible", twice)
+    token = TOKENS["github-classic"]
+    plain = f"1\ufe0f\u20e3 step, \U0001f469\u200d\U0001f4bb, a \u200b b, x\u200b\n, {token}"
+    assert Redactor({})(plain) == plain.replace(token, REDACTED)
+
+
+def test_secrets_beside_invisible_characters_and_plain_writing_are_handled_as_before() -> None:
+    token = TOKENS["github-classic"]
+    # The plain real cases: an emoji's selector and joiner, a Persian non-joiner, a zero-width
+    # space between words: nothing to redact, the text is returned as it is.
+    persian = "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645"  # "I want", with its non-joiner
+    plain = f"⚠️ fixed by 👩\u200d💻 ({persian}) word\u200bword 1\ufe0f\u20e3"
+    assert Redactor({})(plain) == plain
+    # A whole token next to invisible characters: the token goes, they stay (the sinks show
+    # them); a word glued to it by one is not taken with it.
+    text = f"\u200b{token}\u200b and x\u200b{token} \u2060"
+    assert Redactor({})(text) == f"\u200b{REDACTED}\u200b and x\u200b{REDACTED} \u2060"
+    # The assignment keeps its name, as without them.
+    secret = _random(_ALNUM, 40)
+    split = f"aws_secret_access_key = {secret[:20]}\u00ad{secret[20:]}"
+    assert Redactor({})(split) == f"aws_secret_access_key = {REDACTED}"
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_no_planted_secret_survives_invisible_characters_anywhere(seed: int) -> None:
+    rng = random.Random(seed)
+    planted = [rng.choice(list(TOKENS.values())) for _ in range(3)]
+    text = _mixed_text(rng) + " " + " = ".join(planted) + "\n" + _mixed_text(rng)
+    chars = list(text)
+    for _ in range(rng.randint(1, 12)):
+        chars.insert(rng.randrange(len(chars) + 1), rng.choice(list(INVISIBLE.values())))
+    out = Redactor({})("".join(chars))
+    visible = "".join(c for c in out if c not in "".join(INVISIBLE.values()))
+    assert not any(secret in visible for secret in planted), out
 
 
 # --- The prefilter gives the same output as the one regex it replaced -----------------------
 #
 # `Redactor` used to run one `re.sub` of an alternation of every format over the whole text;
 # it now tries that alternation only where a format's literal anchor occurs. The reference
-# below is the old code, kept here verbatim, and generated texts must come out the same.
+# below is the old code, kept here verbatim but for the rows added since (GitLab's token
+# prefixes), and generated texts must come out the same.
 
 _REFERENCE_FORMATS = (
     r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----.*?"
@@ -183,7 +319,9 @@ _REFERENCE_FORMATS = (
     r"https://hooks\.slack\.com/services/[A-Za-z0-9/_-]+",
     r"\bAIza[0-9A-Za-z_\-]{35}\b",
     r"\b[rs]k_(live|test)_[0-9A-Za-z]{16,}\b",
-    r"\bglpat-[0-9A-Za-z_\-]{20,}\b",
+    r"\b(?:glpat-|gloas-|gldt-|glrt-|glrtr-|GR1348941|glcbt-|glptt-|glft-|glimt-|glagent-"
+    r"|glsoat-|glffct-)[0-9A-Za-z_\-]{20,}(?:\.[0-9a-z]{2,9}){0,2}\b",
+    r"(?<=_gitlab_session=)[0-9a-f]{32,}\b",
     r"\bnpm_[A-Za-z0-9]{36}\b",
     r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\b",
     r"(?<=://)[^/\s:@]{1,128}:[^/\s@]{1,256}(?=@)",
@@ -247,7 +385,32 @@ def _secret(rng: random.Random) -> str:
                 rng.choice(["sk_live_", "sk_test_", "rk_live_", "rk_test_", "pk_live_"])
                 + run(_ALNUM, 15, 20)
             ),
-            lambda: "glpat-" + run(_WORDISH, 19, 22),
+            lambda: (
+                (
+                    rng.choice(
+                        [
+                            "glpat-",
+                            "gloas-",
+                            "gldt-",
+                            "glrt-",
+                            "glrtr-",
+                            "GR1348941",
+                            "glcbt-64_",
+                            "glptt-",
+                            "glft-",
+                            "glimt-",
+                            "glagent-",
+                            "glsoat-",
+                            "glffct-",
+                            "glpa-",
+                        ]
+                    )
+                    + run(_WORDISH, 19, 22)
+                    + rng.choice(["", "", ".01." + run(_ALNUM.lower(), 8, 10), ".", ".0"])
+                )
+                if rng.random() < 0.8
+                else "_gitlab_session=" + run("0123456789abcdef", 31, 33)
+            ),
             lambda: "npm_" + run(_ALNUM, 35, 37),
             lambda: (
                 "eyJ"
@@ -292,7 +455,7 @@ def _secret(rng: random.Random) -> str:
 # Text made of the anchors' own pieces, so that they meet, overlap and break off in every way.
 _FRAGMENTS = (
     "sk", "-", "k_", "live_", "test_", "_", "gh", "p", "://", ":", "@", "/", "xox", "b",
-    "AKIA", "AIza", "A", "I", "eyJ", ".", "npm", "glpat", "aws", "_secret_access_key",
+    "AKIA", "AIza", "A", "I", "eyJ", ".", "npm", "glpat", "gl", "rt", "aws", "_secret_access_key",
     "-----BEGIN", "-----", "PRIVATE KEY", "-----END", "\n", " ", "\t", "=", "'", "é", "🙂",
     "\u212a", "\u017f",
 )  # fmt: skip

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from markdown_it import MarkdownIt
 
 import reviewer
 from reviewer.report.mdtext import neutralize, neutralize_line
@@ -30,7 +31,7 @@ from reviewer.safety.sinks import (
 from reviewer.testing import FakeLLM, reply, tool_call
 from reviewer.testing.fake_github import FakeGitHub
 from reviewer.workspace.paths import quote_path
-from tests.conftest import GitRepo, acting_markdown
+from tests.conftest import GitRepo, acting_markdown, hidden_characters
 from tests.test_action import TOKEN, run_action
 
 HOSTILE = [
@@ -47,6 +48,16 @@ HOSTILE = [
     "&#64;octocat &#60;script&#62;",
     "x" * 60_000,
 ]
+# Characters that show nothing: a reader cannot see them, a tool that copies the text gets
+# them (and a token they split); written as they are and as character references, which the
+# Markdown parser decodes (a decoded carriage return is a line break in CommonMark).
+HIDDEN = [
+    "zero\u200bwidth non\u200cjoiner joiner\u200d word\u2060joiner bom\ufeff soft\u00adhyphen",
+    "tags \U000e0069\U000e0067\U000e006e\U000e006f\U000e0072\U000e0065 filler \u3164 cgj \u034f",
+    "selector x\ufe0f\ufe0f mongolian \u180e annotation \ufff9hidden\ufffb",
+    "&#x200B;&#8238;&#xFEFF;&#xAD;&#13;# heading from a reference",
+]
+HOSTILE += HIDDEN
 # The HTML the Markdown report's template writes itself (reviewer/report/templates).
 OWN_TAGS = re.compile(r"(</?details>\s*)?(<summary>.*</summary>)?|</?sub>|</details>", re.DOTALL)
 _BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
@@ -64,6 +75,7 @@ def runner_commands(output: str) -> list[str]:
 
 def _check_terminal(text: str) -> None:
     assert not _controls(text, "\n\t") and not _BIDI.search(text)
+    assert not hidden_characters(text), hidden_characters(text)
 
 
 def _single_line(text: str) -> None:
@@ -72,7 +84,7 @@ def _single_line(text: str) -> None:
 
 def _check_log(text: str) -> None:
     assert "\n" not in text and "\r" not in text and runner_commands(text) == []
-    assert not _controls(text) and not _BIDI.search(text)
+    assert not _controls(text) and not _BIDI.search(text) and not hidden_characters(text)
 
 
 def _check_cell(text: str) -> None:
@@ -91,16 +103,23 @@ def _check_report(text: str) -> None:
 def _check_command(text: str) -> None:
     assert "\n" not in text and "\r" not in text and "##[" not in text
     assert runner_commands(text) == [text]  # exactly one command: ours
-    assert not _controls(text) and not _BIDI.search(text)
+    assert not _controls(text) and not _BIDI.search(text) and not hidden_characters(text)
 
 
 def _check_markdown(text: str) -> None:
     assert acting_markdown(text) == []
     assert "<!-- reviewer:" not in text or text.count("<!--") == 0
+    # What a reader sees, references decoded: nothing hidden, no heading the text made.
+    tokens = MarkdownIt("commonmark").enable(["table"]).parse(text)
+    seen = "".join(child.content for t in tokens for child in t.children or [])
+    hidden = hidden_characters(text) + hidden_characters(seen)
+    assert not hidden, hidden
+    assert not [t for t in tokens if t.type == "heading_open"]
 
 
 def _check_tool_output(text: str) -> None:
     assert "\n" not in text and not _controls(text) and not _BIDI.search(text)
+    assert not hidden_characters(text)
 
 
 # The sinks: one function each, and what "safe" means for it.
@@ -123,6 +142,41 @@ SINKS: dict[str, tuple[Callable[[str], str], Callable[[str], None]]] = {
 def test_every_sink_makes_hostile_text_inert(sink: str, text: str) -> None:
     make_safe, check = SINKS[sink]
     check(make_safe(text))
+
+
+GITHUB_TOKEN = "ghp_" + "Zq8" * 12
+GITLAB_RUNNER_TOKEN = "glrt-" + "kV2x" * 5
+# The sinks that redact on their own (every line of the log and the runner's commands, every
+# Markdown value); the terminal and tool sinks are given redacted text (report.render, the
+# tools), and show the characters; the model reads the file as it is, redacted before.
+REDACTING = {
+    "plain cell",
+    "log line",
+    "workflow command",
+    "GitHub Markdown",
+    "GitHub Markdown line",
+}
+
+
+@pytest.mark.parametrize("sink", sorted(SINKS))
+def test_every_sink_redacts_or_shows_a_token_invisible_characters_split(sink: str) -> None:
+    split = (
+        f"key {GITHUB_TOKEN[:10]}\u200b{GITHUB_TOKEN[10:]} and "
+        f"{GITLAB_RUNNER_TOKEN[:7]}\u00ad\u2060{GITLAB_RUNNER_TOKEN[7:]} end"
+    )
+    make_safe, _ = SINKS[sink]
+    out = make_safe(split)
+    readable = re.sub(r"<U\+[0-9A-F]{4,6}>|&lt;U\+[0-9A-F]{4,6}&gt;", "", out)
+    readable = "".join(c for c in readable if not hidden_characters(c) and c not in "\u200b\u200d")
+    if sink == "model request":
+        assert out == split
+    elif sink == "tool output":  # quoted as git quotes a name: escapes
+        assert not hidden_characters(out) and "\\u200b" in out, out
+    elif sink in REDACTING:
+        assert GITHUB_TOKEN not in readable and GITLAB_RUNNER_TOKEN not in readable, out
+        assert "key" in out and "end" in out
+    else:
+        assert not hidden_characters(out) and "<U+200B>" in out, out
 
 
 def test_a_model_request_leaves_as_valid_utf8_in_its_own_shape() -> None:
@@ -199,6 +253,7 @@ def test_nothing_reaches_stdout_or_stderr_but_through_a_sink() -> None:
 
 AWS_ID = "AKIA" + "Q7Z3X9K2M4N6P8R1"
 AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCY" + "EXAMPLEKEY"
+SPLIT_GITHUB_TOKEN = f"{GITHUB_TOKEN[:8]}\u200b{GITHUB_TOKEN[8:20]}\u2060{GITHUB_TOKEN[20:]}"
 
 
 @pytest.fixture
@@ -209,7 +264,8 @@ def hostile_repo(repo: GitRepo) -> GitRepo:
     repo.git("checkout", "-q", "-b", "feature")
     repo.write(
         "app.py",
-        f'x = 1\nAWS_ACCESS_KEY_ID = "{AWS_ID}"\naws_secret_access_key = "{AWS_SECRET}"\n',
+        f'x = 1\nAWS_ACCESS_KEY_ID = "{AWS_ID}"\naws_secret_access_key = "{AWS_SECRET}"\n'
+        f'GH = "{SPLIT_GITHUB_TOKEN}"\nRUNNER = "{GITLAB_RUNNER_TOKEN}"\n',
     )
     repo.commit("config")
     return repo
@@ -218,7 +274,10 @@ def hostile_repo(repo: GitRepo) -> GitRepo:
 def test_a_hostile_model_reaches_no_sink_in_a_form_that_acts_or_leaks(
     hostile_repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
 ) -> None:
-    evil = "\n".join(HOSTILE[:11])
+    leaked = (
+        f"It reads {SPLIT_GITHUB_TOKEN}, {GITLAB_RUNNER_TOKEN[:9]}\u00ad{GITLAB_RUNNER_TOKEN[9:]}."
+    )
+    evil = "\n".join([*HOSTILE[:11], *HIDDEN, leaked])
     findings = [
         {
             "path": "app.py",
@@ -280,10 +339,17 @@ def test_a_hostile_model_reaches_no_sink_in_a_form_that_acts_or_leaks(
         assert [a for a in acting if not OWN_TAGS.fullmatch(a.strip())] == [], inner[:2000]
         assert inner.count("<details>") == inner.count("</details>")
         assert "<!-- reviewer:" not in inner
-    # No secret anywhere: posted, job summary, JSON report.
+    # No secret anywhere: what the model was sent, posted, job summary, JSON report, even
+    # with the invisible characters taken out; nothing hidden in what people read.
     report = Path(run.outputs["report"]).read_text()
-    for where in (*posted, run.summary, report, run.out, run.err):
+    requests = [json.dumps(body, ensure_ascii=False) for body in run.llm_bodies]
+    for where in (*posted, run.summary, report, run.out, run.err, *requests):
+        readable = "".join(c for c in where if not hidden_characters(c))
         assert AWS_ID not in where and AWS_SECRET not in where
+        assert GITHUB_TOKEN not in readable and GITLAB_RUNNER_TOKEN not in readable
+    for where in (*posted, run.summary, run.out, run.err):
+        assert not hidden_characters(where), hidden_characters(where)
+    assert "&lt;U+200B&gt;" in run.summary and "&lt;U+00AD&gt;" in run.summary
     assert len(json.loads(report)["findings"]) == 2
 
 

@@ -49,6 +49,11 @@ SHAPES: dict[str, tuple[int, int, str, str]] = {
     # Fences that do not wrap it all are its content, checked as such.
     "Lima": (7, 7, "```python\n    return data\n```\n    # done", "indentation (none)"),
     "Mike": (7, 7, "~~~\n    return data\n```", "indentation (none)"),
+    # Applied as written, it cannot show what it holds: hidden text is left out of it. An
+    # emoji's presentation selector is ordinary writing, kept.
+    "November": (7, 7, "    return data.strip() or 'n\u200bone\u202e'",
+                 "adds characters a reader cannot see (U+200B, U+202E)"),
+    "Oscar": (7, 7, "    return data.strip() or '\u26a0\ufe0f'", ""),
 }  # fmt: skip
 # What is posted for a suggestion that a wrapping fence was taken off.
 UNWRAPPED = {"Bravo": "    return data", "Kilo": "    return data or ''\n"}

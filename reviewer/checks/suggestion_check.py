@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import ast
 import re
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from reviewer.safety.invisible import SHOWN
 from reviewer.wording import plural
 
 _BRACKETS = (("(", ")"), ("[", "]"), ("{", "}"))
@@ -107,6 +109,21 @@ def _diff_markers(r: Replacement) -> str:
     return ""
 
 
+def _hidden_characters(r: Replacement) -> str:
+    """It adds characters a reader of the suggestion cannot see (a zero-width space, a
+    bidirectional override, a control): every other view shows them (sinks.clean_text), but a
+    suggestion is applied as written, so it cannot; ones the replaced lines hold already, and
+    those of ordinary writing (an emoji's selector), are kept as they are."""
+    new, old = "\n".join(r.new), "\n".join(r.old)
+    hidden = {match.group() for match in SHOWN.finditer(new)}
+    hidden |= {c for c in new if unicodedata.category(c) == "Cc" and c not in "\t\n"}
+    added = sorted(hidden - set(old))
+    if not added:
+        return ""
+    names = ", ".join(f"U+{ord(c):04X}" for c in added)
+    return f"it adds characters a reader cannot see ({names}); a suggestion is applied as written"
+
+
 def _repeats_neighbour(r: Replacement) -> str:
     """Its first line is the line above the range (or its last the line below) while the
     replaced lines do not start (end) with it: applied, that line would be there twice."""
@@ -186,6 +203,7 @@ def _syntax_error(source: str) -> str | None:
 
 _CHECKS: tuple[Callable[[Replacement], str], ...] = (
     _same_lines,
+    _hidden_characters,
     _diff_markers,
     _repeats_neighbour,
     _brackets,

@@ -3,12 +3,12 @@ prompt or model change reads as a diff of scores."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from reviewer.errors import ReviewerError, json_problem
+from reviewer.errors import ReviewerError
 from reviewer.eval.results import RESULTS_FORMAT
+from reviewer.eval.results_shape import check_results, read_strict_json
 from reviewer.safety.sinks import one_line
 
 _METRICS = ("precision", "recall", "f1", "tp", "fp", "fn", "findings_per_case")
@@ -16,14 +16,11 @@ _OUTCOMES = ("posted", "discarded", "unverified", "merged")
 
 
 def load_results(path: Path, flag: str = "--compare") -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ReviewerError(f"{flag}: cannot read '{path}': {exc.strerror}") from exc
-    except (ValueError, RecursionError) as exc:  # RecursionError: nested too deep
-        raise ReviewerError(f"{flag}: '{path}' is not JSON: {json_problem(exc)}") from exc
+    """A results.json read back: strict JSON, its format tag, then its shape (results_shape)."""
+    data = read_strict_json(path, flag)
     if not isinstance(data, dict) or data.get("format") != RESULTS_FORMAT:
         raise ReviewerError(f"{flag}: '{path}' is not a results.json of `reviewer eval`")
+    check_results(data, path, flag)
     return data
 
 

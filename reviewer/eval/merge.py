@@ -10,6 +10,7 @@ twice, a case in two shards, a shard missing or not whole.
 from __future__ import annotations
 
 import argparse
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,8 @@ from reviewer.safety.sinks import log
 from reviewer.wording import plural
 
 Loaded = tuple[str, dict[str, Any]]
+# Missing shards named in the error; the rest counted.
+_MISSING_NAMED = 10
 
 
 def merge_command(args: argparse.Namespace) -> int:
@@ -117,12 +120,19 @@ def merge_results(shards: list[Loaded]) -> dict[str, Any]:
                 )
             seen[key] = name
             placed[place] = case
-    missing = sorted(set(range(1, count + 1)) - set(by_index))
-    if missing:
-        listed = ", ".join(str(k) for k in missing)
+    if len(by_index) < count:
+        # Named from the shards given, never from N: a results.json may say N is 10^12.
+        absent = count - len(by_index)
+        first = (k for k in range(1, count + 1) if k not in by_index)
+        named = [str(k) for k in islice(first, _MISSING_NAMED)]
+        listed = ", ".join(named)
+        if absent > len(named):
+            listed += f" and {absent - len(named):,} more"
+        which = f"shard {listed} of {count} is"
+        if absent > 1:
+            which = f"shards {listed} of {count} are"
         raise ReviewerError(
-            f"--merge: shard {listed} of {count} is missing "
-            f"({plural(total - len(placed), 'case')}); "
+            f"--merge: {which} missing ({plural(total - len(placed), 'case')}); "
             "give every shard's folder"
         )
     cases = [placed[place] for place in sorted(placed)]

@@ -196,7 +196,8 @@ def write_json(path: Path, data: dict[str, Any]) -> None:
     handle, temporary = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as out:
-            json.dump(data, out, indent=1, ensure_ascii=False)
+            # Strict JSON: a NaN or an infinity is a defect here, not a file others misread.
+            json.dump(data, out, indent=1, ensure_ascii=False, allow_nan=False)
             out.write("\n")
         os.replace(temporary, path)
     except BaseException:

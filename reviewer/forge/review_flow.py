@@ -72,6 +72,9 @@ def review_change(
         suppressed=result.suppressed,
         full_review=full and review.result.usage.requests > 0,
     )
+    # Earlier runs' findings below the threshold that the memory no longer lists: the report
+    # counts them with this run's (report/markdown.py says where they are).
+    result = replace(result, suppressed_unlisted=state.suppressed_cut)
     unlisted = {Severity(s): n for s, n in state.dropped.items() if n}
     cannot_resolve = pr.forge.cannot_resolve if answered.cannot_resolve else ""
     notes = _summary_notes(scope, state, unlisted, cannot_resolve)
@@ -124,12 +127,6 @@ def _summary_notes(
         notes += (
             f"{plural(state.closed_cut, 'fixed or dismissed finding')} of earlier runs no "
             "longer fit in this comment's memory and are not listed.",
-        )
-    if state.suppressed_cut:
-        notes += (
-            f"{plural(state.suppressed_cut, 'finding')} below the reporting threshold of earlier "
-            "runs are no longer remembered one by one (this comment's memory had no room); "
-            "the JSON report of the run that found them lists them.",
         )
     if unlisted:
         notes += (

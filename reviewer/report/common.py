@@ -175,6 +175,12 @@ def noise_line(result: ReviewResult) -> str:
     return noise_text((*result.findings, *result.suppressed, *result.discarded))
 
 
+def suppressed_total(result: ReviewResult) -> int:
+    """The findings below the reporting threshold: listed, and those an earlier run found
+    that the bot's memory no longer lists one by one."""
+    return len(result.suppressed) + result.suppressed_unlisted
+
+
 def reviewed_count(result: ReviewResult) -> int:
     return sum(1 for f in result.files if f.reviewed)
 

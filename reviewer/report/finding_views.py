@@ -131,13 +131,16 @@ def suppressed_line(finding: Finding, redact: Callable[[str], str]) -> str:
 MAX_CLOSED_LINES = 50
 
 
-def closed_lines(closed: tuple[ClosedFinding, ...], redact: Callable[[str], str]) -> list[str]:
-    """One line per fixed or dismissed finding: what, where, and when or by whom and why.
-    A login is shown as code, so the summary never notifies anyone."""
+def closed_lines(
+    closed: tuple[ClosedFinding, ...],
+    redact: Callable[[str], str],
+    limit: int = MAX_CLOSED_LINES,
+) -> list[str]:
+    """One line per fixed or dismissed finding (at most `limit`, then how many more): what,
+    where, and when or by whom and why. A login is shown as code, so the summary never
+    notifies anyone."""
     lines = []
-    for item in sorted(closed, key=lambda c: (-c.severity.rank, c.path, c.title))[
-        :MAX_CLOSED_LINES
-    ]:
+    for item in sorted(closed, key=lambda c: (-c.severity.rank, c.path, c.title))[:limit]:
         title = short_line(item.title, redact)
         head = f"{item.severity.value} · {inline_code(item.path)} · {title}"
         if item.state == "fixed":
@@ -149,8 +152,8 @@ def closed_lines(closed: tuple[ClosedFinding, ...], redact: Callable[[str], str]
         lines.append(
             f"{head}: dismissed by {inline_code(item.by)} ({how}){said}" + _proposal(item, redact)
         )
-    if len(closed) > MAX_CLOSED_LINES:
-        lines.append(f"… and {len(closed) - MAX_CLOSED_LINES} more (the JSON report has all)")
+    if len(closed) > limit:
+        lines.append(f"… and {len(closed) - limit:,} more (the JSON report has all)")
     return lines
 
 

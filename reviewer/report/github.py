@@ -14,7 +14,7 @@ from typing import Any
 from reviewer.findings import Finding, ReviewResult, Severity, sort_findings
 from reviewer.forge.signing import Signer
 from reviewer.report.common import line_range, verification_words
-from reviewer.report.markdown import counts_sentence, render_markdown
+from reviewer.report.markdown import counts_sentence, findings_shown, render_markdown
 from reviewer.report.mdtext import cap_text, fence, inline_code, neutralize, neutralize_line
 from reviewer.safety.redact import environment_redactor
 from reviewer.safety.sinks import command_line, data_name, map_strings, shown_name
@@ -229,8 +229,14 @@ def summary_comment(
             break
         budget -= len(text) - room + 100
     if len(text) > room:  # a last resort that keeps GitHub's limit whatever redaction did
-        note = f"\n\n_(cut to fit GitHub's size limit: {counts_sentence(safe)}. {FULL_LIST})_"
-        text = cap_text(text, room - len(note))[0] + note
+        # Every count again, how many findings the cut left out too (a note naming none is
+        # the longest, so the text is cut for that one).
+        def note(shown: int) -> str:
+            counts = counts_sentence(safe, shown)
+            return f"\n\n_(cut to fit GitHub's size limit: {counts}. {FULL_LIST})_"
+
+        text = cap_text(text, room - len(note(0)))[0]
+        text += note(findings_shown(text))
     return f"{SUMMARY_MARKER}\n{text.rstrip()}\n{state_line}"
 
 

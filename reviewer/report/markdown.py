@@ -8,6 +8,7 @@ files, then the least severe findings, then the end of the summary. A note says 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -28,6 +29,7 @@ from reviewer.report.common import (
     rule_files_lines,
     short_rev,
     skipped_by_reason,
+    suppressed_total,
     unverified_text,
     usage_text,
 )
@@ -57,6 +59,9 @@ MAX_SUMMARY_CHARS = 60_000
 MAX_LISTED_SKIPPED = 200
 # Rule files listed by name.
 MAX_LISTED_RULE_FILES = 50
+# Lines of each other list (fixed, dismissed, partly reviewed, rule files) on a page cut to
+# fit: its count stays in its heading, and the rest are counted.
+MAX_LISTED_WHEN_CUT = 10
 
 
 # findings, of summary-only findings, suggestions of inline findings). An inline finding has
@@ -81,6 +86,8 @@ class _Page:
     summary_raw: str
     # Applied to every value as the page shows it, after Markdown decoded it (mdsafe.py).
     redact: Callable[[str], str]
+    # The review the page shows (printable): its lists again, shorter, when the page is cut.
+    result: ReviewResult
     detail: int = 0
     # Indexes into `raw` of the findings shown; None: all of them.
     shown: frozenset[int] | None = None
@@ -126,12 +133,33 @@ def render_markdown(
     return _shrink(page, max_bytes)
 
 
-def counts_sentence(result: ReviewResult) -> str:
-    """Every count of the review in one sentence, for a page cut as plain text."""
-    return (
-        f"{plural(len(result.findings), 'finding')} ({counts_text(result)}), "
-        f"{len(result.suppressed):,} below the reporting threshold; files: {files_text(result)}"
+def counts_sentence(result: ReviewResult, shown: int | None = None) -> str:
+    """Every count of the review in one sentence, for a page cut as plain text; `shown`: how
+    many findings the cut page still shows (see `findings_shown`)."""
+    total = len(result.findings)
+    said = [f"{plural(total, 'finding')} ({counts_text(result)})"]
+    if shown is not None and shown < total:
+        said.append(f"{total - shown:,} of {plural(total, 'finding')} not shown here")
+    said.append(f"{suppressed_total(result):,} below the reporting threshold")
+    counted = (
+        (len(result.fixed), "fixed"),
+        (len(result.dismissed), "dismissed"),
+        (len(result.discarded), "discarded"),
+        (len(result.unverified), "unverified"),
     )
+    said += [f"{plural(count, 'finding')} {what}" for count, what in counted if count]
+    if result.rule_files:
+        said.append(f"{plural(len(result.rule_files), 'rule file')} used")
+    return f"{', '.join(said)}; files: {files_text(result)}"
+
+
+# How a finding's heading starts (templates/review.md.j2).
+_FINDING_HEADING = re.compile(r"^#### \d+\. ", re.MULTILINE)
+
+
+def findings_shown(text: str) -> int:
+    """How many findings a page (cut as plain text, perhaps) still shows a heading of."""
+    return len(_FINDING_HEADING.findall(text))
 
 
 
@@ -183,8 +211,21 @@ def _page(result: ReviewResult, title: str, redact: Callable[[str], str]) -> _Pa
     }
     # Counts are of the whole review: a list may be cut to fit, its count never is.
     # Empty, not "0", when there are none: the template says the count only if there is one.
-    values["suppressed_count"] = f"{len(result.suppressed):,}" if result.suppressed else ""
+    below = suppressed_total(result)
+    values["suppressed_count"] = f"{below:,}" if below else ""
+    values["suppressed_listed"] = bool(result.suppressed)
+    values["suppressed_unlisted"] = (
+        f"{result.suppressed_unlisted:,} of them, found by earlier runs, are no longer listed one "
+        "by one (the bot's memory of this change had no room for them); the JSON report of the "
+        "run that found them lists them."
+        if result.suppressed_unlisted
+        else ""
+    )
     values["skipped_count"] = f"{sum(len(paths) for _reason, paths in skipped):,}"
+    values["fixed_count"] = f"{len(result.fixed):,}"
+    values["dismissed_count"] = f"{len(result.dismissed):,}"
+    values["partly_count"] = f"{len(values['partly']):,}"
+    values["rule_files_count"] = f"{len(result.rule_files):,}"
     values["reviewed_count"] = f"{reviewed_count(result):,}" if reviewed_count(result) else ""
     values["counts_sentence"] = counts_sentence(result)
     said, reason = unverified_text(result)
@@ -202,6 +243,7 @@ def _page(result: ReviewResult, title: str, redact: Callable[[str], str]) -> _Pa
         reviewed=[f"{inline_code(f.path)} ({f.status})" for f in result.files if f.reviewed],
         summary_raw=result.summary,
         redact=redact,
+        result=result,
     )
 
 
@@ -252,12 +294,18 @@ def _shrink(page: _Page, max_bytes: int) -> str:
     ones, the least severe first. Every cut is said on the page."""
     skipped = page.values["skipped"]
     lean = replace(page, suppressed=[], reviewed=[])
+    result, redact = page.result, page.redact
     lean.values = {
         **page.values,
         "coverage_line": page.values["coverage_line"]
         + " · lists of reviewed files and suppressed findings left out to fit the size limit",
-        # Thousands of skipped files (a vendored folder) must not crowd out the findings.
+        # Thousands of skipped files (a vendored folder) must not crowd out the findings; nor
+        # must the other lists (their counts stay in their headings).
         "skipped": _first_paths(skipped, MAX_LISTED_SKIPPED),
+        "fixed": closed_lines(result.fixed, redact, MAX_LISTED_WHEN_CUT),
+        "dismissed": closed_lines(result.dismissed, redact, MAX_LISTED_WHEN_CUT),
+        "partly": _first_lines(page.values["partly"], MAX_LISTED_WHEN_CUT),
+        "rule_files": _first_lines(page.values["rule_files"], MAX_LISTED_WHEN_CUT),
     }
     text = _render(lean, max_bytes)
     summary = page.summary_raw
@@ -293,12 +341,23 @@ def _shrink(page: _Page, max_bytes: int) -> str:
     if _size(text) <= max_bytes:
         return text
     # Only huge titles or paths could get here; a plain cut keeps the promise of the limit,
-    # and the counts, which the cut may have taken, are said again after it.
-    note = (
-        f"\n\n_(report cut to fit the size limit: {page.values['counts_sentence']}. "
-        f"{page.values['full_list']})_\n"
-    )
-    return cap_bytes(text, max_bytes - _size(note)) + note
+    # and the counts, which the cut may have taken, are said again after it (how many
+    # findings it left out too: a note naming none is the longest).
+    def note(shown: int) -> str:
+        return (
+            f"\n\n_(report cut to fit the size limit: {counts_sentence(page.result, shown)}. "
+            f"{page.values['full_list']})_\n"
+        )
+
+    cut = cap_bytes(text, max_bytes - _size(note(0)))
+    return cut + note(findings_shown(cut))
+
+
+def _first_lines(lines: list[str], limit: int) -> list[str]:
+    """At most `limit` of `lines`, then how many more (the JSON report has them)."""
+    if len(lines) <= limit:
+        return lines
+    return [*lines[:limit], f"… and {len(lines) - limit:,} more (the JSON report has all)"]
 
 
 def _first_paths(

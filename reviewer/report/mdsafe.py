@@ -32,10 +32,13 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import lru_cache
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
+
+from reviewer.safety.invisible import INVISIBLE_CHAR
+from reviewer.safety.sinks import clean_text
 
 # Between "@" and a name: GitHub no longer sees a mention, readers see no difference.
 MENTION_BREAK = "\u200d"
@@ -67,6 +70,8 @@ _GITLAB_LINE_START = "/"
 # (the escaping functions are many levels down and shared by both forges).
 _DIALECT: ContextVar[str] = ContextVar("markdown_dialect", default="github")
 DIALECTS = ("github", "gitlab")
+# A joiner this module wrote: after `@` (GitHub) or a GitLab sigil (GITLAB_REFERENCES).
+_OWN_BREAK = re.compile(rf"(?<=[@#!~%$&\[]){MENTION_BREAK}")
 # Characters that could start inline structure when the text is parsed again.
 _INLINE_SPECIAL = re.compile(r"([\\`*\[\]~|])")
 # An underscore between two letters or digits never delimits emphasis: left as written, so
@@ -130,7 +135,13 @@ def safe_inline(text: str, *, redact: Callable[[str], str] = _same, dialect: str
 
 
 def escape_text(text: str) -> str:
-    """Plain text for a Markdown page: it reads back as exactly this text."""
+    """Plain text for a Markdown page: it reads back as exactly this text, but for what a
+    reader could not see or that would act: the parser decodes character references
+    (`&#x200B;`, `&#13;`), so controls and invisible characters are shown as the terminal
+    shows them (sinks.clean_text), and a carriage return is a line break, escaped like any.
+    The joiners this module puts after `@` and GitLab's sigils are its own: taken out before,
+    put back after, so text rebuilt twice reads the same."""
+    text = clean_text(_OWN_BREAK.sub("", text))
     if _DIALECT.get() == "gitlab":
         for pattern in GITLAB_REFERENCES.values():
             text = pattern.sub(MENTION_BREAK, text)
@@ -321,7 +332,8 @@ def _rebuilt(children: list[Token], *, in_table: bool, redact: Callable[[str], s
     for token in children:
         kind = token.type
         if kind == "text":
-            out.append(escape_text(token.content))
+            text = escape_text(token.content)  # a decoded `&#13;` is a line break now
+            out.append(text.replace("\n", " ") if in_table else text)
         elif kind == "code_inline":
             content = token.content.replace("|", "\\|") if in_table else token.content
             out.append(code_span(content))
@@ -357,5 +369,8 @@ def _url(url: str, redact: Callable[[str], str]) -> str:
     hidden = redact(decoded)
     if hidden != decoded or redact(url) != url:
         url = redact(hidden)
-    cleaned = "".join(c if c > " " and c not in "<>\\" else f"%{ord(c):02X}" for c in url)
+    cleaned = "".join(
+        f"%{ord(c):02X}" if c <= " " or c in "<>\\" else quote(c) if INVISIBLE_CHAR.match(c) else c
+        for c in url
+    )
     return f"<{cleaned}>"

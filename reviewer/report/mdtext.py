@@ -113,4 +113,4 @@ def cap_text(text: str, limit: int) -> tuple[str, bool]:
 
 def cap_bytes(text: str, limit: int) -> str:
     """At most `limit` bytes of UTF-8, never splitting a character."""
-    return text.encode("utf-8")[:limit].decode("utf-8", errors="ignore")
+    return text.encode("utf-8")[: max(limit, 0)].decode("utf-8", errors="ignore")

@@ -28,6 +28,7 @@ from reviewer.report.common import (
     rule_files_lines,
     short_rev,
     skipped_by_reason,
+    suppressed_total,
     unverified_text,
     usage_text,
     verification_words,
@@ -152,9 +153,9 @@ def _header(result: ReviewResult, style: _Style, width: int) -> list[str]:
     total = len(result.findings)
     found = f"{total} ({counts_text(result)})" if total else "none"
     lines += _wrap(f"Findings: {found}", width, "", " " * 10)
-    if result.suppressed:
+    if suppressed_total(result):
         lines.append(
-            f"          {len(result.suppressed)} more below the reporting threshold, not shown"
+            f"          {suppressed_total(result):,} more below the reporting threshold, not shown"
         )
     noise = noise_line(result)
     if noise:

@@ -1,7 +1,8 @@
 """Keeping secrets out of what the model reads and what the bot posts.
 
 Two sources: values of the process environment that look secret (the bot runs beside
-GITHUB_TOKEN and an API key), and well-known secret formats found in repository files.
+GITHUB_TOKEN and an API key), and well-known secret formats found in repository files
+(secret_formats.py: a row each, with its source).
 
 Speed. Every diff, file and tool output the model reads passes through `Redactor`, so it
 must keep up with `git diff`: one `re.sub` over an alternation of all the formats ran at
@@ -11,18 +12,27 @@ regex finds where an anchor sits (`re` skips quickly to the next of a few rare c
 of the anchors, then checks the rest of an anchor around it), and the full alternation is
 tried only at those places, in order, exactly as `re.sub` would have tried it there: the
 output is the same (the tests compare the two on generated texts). 75-140 MB/s on real diffs
-(bench/bench_redact.py). Standard library only: it is fast enough, so no multi-pattern
-search package is needed.
+(bench/bench_redact.py; 74-115 MB/s since the GitLab rows and the invisible characters).
+Standard library only: it is fast enough, so no multi-pattern search package is needed.
+
+Invisible characters. A zero-width space (or a soft hyphen, a word joiner, a tag character:
+invisible.py's table) inside a token hides it from every pattern while the token still
+works once copied. When such a character follows one a secret can hold, the text is also
+matched with the invisible characters removed, and each secret found so is redacted over
+its whole span in the text, the invisible characters in it included.
 """
 
 from __future__ import annotations
 
 import os
 import re
+from bisect import bisect_right
 from collections.abc import Callable, Mapping
 from functools import lru_cache
-from typing import Any, NamedTuple
+from typing import Any
 
+from reviewer.safety.invisible import INVISIBLE_RUN, INVISIBLE_SET
+from reviewer.safety.secret_formats import FORMATS, KEY_FOOTER, KEY_HEADER
 from reviewer.safety.shapes import map_strings
 
 REDACTED = "[REDACTED]"
@@ -42,82 +52,17 @@ _MIN_SECRET_LEN = 6
 _HEX = re.compile(r"[0-9a-f]+")
 
 
-class _Format(NamedTuple):
-    """One secret format: a row of `_FORMATS`."""
-
-    name: str
-    pattern: str
-    # Literal text that every match starts with (one of these). Only where an anchor occurs
-    # is the pattern tried, so a match without one would be missed: keep them exact.
-    anchors: tuple[str, ...]
-    # The anchor is the text just before a match (the pattern's lookbehind), not its start.
-    after_anchor: bool = False
-    # The anchor is compared as the pattern compares it, ignoring case (`re.IGNORECASE`).
-    ignore_case: bool = False
-
-
-# A private key block runs from its BEGIN line to its END line, or to the end of the text
-# when it has none (a read cut at 50,000 characters can end inside a key).
-_KEY_HEADER = r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----"
-_KEY_FOOTER = r"-----END[A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----"
-
-_FORMATS: tuple[_Format, ...] = (
-    # First: `_redact_formats` finds its end without the regex (see there).
-    _Format("private key", rf"{_KEY_HEADER}.*?({_KEY_FOOTER}|\Z)", ("-----BEGIN",)),
-    _Format(
-        "GitHub token",
-        r"\b(gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b",
-        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
-    ),
-    _Format("OpenAI key", r"\bsk-(proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}\b", ("sk-",)),
-    _Format("Anthropic key", r"\bsk-ant-[A-Za-z0-9_\-]{20,}\b", ("sk-ant-",)),
-    _Format(
-        "AWS access key id",
-        r"\b(AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b",
-        ("AKIA", "ASIA", "ABIA", "ACCA"),
-    ),
-    _Format(
-        "AWS secret key",
-        r"(?i:aws_secret_access_key)\s*[=:]\s*[\"']?[A-Za-z0-9/+=]{40}",
-        ("aws_secret_access_key",),
-        ignore_case=True,
-    ),
-    _Format("Slack token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b", ("xox",)),
-    _Format(
-        "Slack webhook",
-        r"https://hooks\.slack\.com/services/[A-Za-z0-9/_-]+",
-        ("https://hooks.slack.com/services/",),
-    ),
-    _Format("Google API key", r"\bAIza[0-9A-Za-z_\-]{35}\b", ("AIza",)),
-    _Format(
-        "Stripe key",
-        r"\b[rs]k_(live|test)_[0-9A-Za-z]{16,}\b",
-        ("rk_live_", "rk_test_", "sk_live_", "sk_test_"),
-    ),
-    _Format("GitLab token", r"\bglpat-[0-9A-Za-z_\-]{20,}\b", ("glpat-",)),
-    _Format("npm token", r"\bnpm_[A-Za-z0-9]{36}\b", ("npm_",)),
-    _Format(
-        "JSON web token",
-        r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\b",
-        ("eyJ",),
-    ),
-    _Format(
-        "URL credentials",
-        r"(?<=://)[^/\s:@]{1,128}:[^/\s@]{1,256}(?=@)",
-        ("://",),
-        after_anchor=True,
-    ),
-)
 # What every match is checked with; its order decides between formats that match at the
 # same place, as it did when this was the one regex run over the whole text.
-_FORMAT_RE = re.compile("|".join(f"(?:{row.pattern})" for row in _FORMATS), re.DOTALL)
+_FORMAT_RE = re.compile("|".join(f"(?:{row.pattern})" for row in FORMATS), re.DOTALL)
 
 # The characters of the anchors, rarest first in source code and diffs (measured on sympy's
-# history, this repository's and Python's standard library); unlisted ones count as rarest.
-# `re` finds the prefilter's next candidate by testing each character of the text against
-# the set of characters the anchors are searched by, then tries a match there: common ones
-# would stop it at every other word.
-_COMMONEST_LAST = "JKBGzCINEkv/SA:xybg-.h_mupcloiansrte"
+# history, this repository's and Python's standard library; the digits, `R`, `=`, `f` and `d`
+# of the GitLab anchors placed by their counts in this repository's `git log -p`); unlisted
+# ones count as rarest. `re` finds the prefilter's next candidate by testing each character
+# of the text against the set of characters the anchors are searched by, then tries a match
+# there: common ones would stop it at every other word.
+_COMMONEST_LAST = "JKBGzC98I3NR4E1kv/SA=:xybg-.h_mufpcdloiansrte"
 
 
 def _cost(char: str) -> int:
@@ -165,7 +110,7 @@ def _choose_pivots(anchors: list[tuple[str, bool]]) -> list[int]:
 def _build_prefilter() -> tuple[re.Pattern[str], dict[str, tuple[int, ...]]]:
     """The prefilter regex, and for each character it finds, where a match may start
     relative to it (an offset per anchor searched by that character)."""
-    anchors = [(row, anchor) for row in _FORMATS for anchor in row.anchors]
+    anchors = [(row, anchor) for row in FORMATS for anchor in row.anchors]
     pivots = _choose_pivots([(anchor, row.ignore_case) for row, anchor in anchors])
     # pivot -> (text before it, ignore case) -> the texts that may follow it
     contexts: dict[str, dict[tuple[str, bool], list[str]]] = {}
@@ -198,10 +143,10 @@ def _build_prefilter() -> tuple[re.Pattern[str], dict[str, tuple[int, ...]]]:
 
 
 _PREFILTER, _START_OFFSETS = _build_prefilter()
-if _FORMATS[0].pattern != rf"{_KEY_HEADER}.*?({_KEY_FOOTER}|\Z)":
+if FORMATS[0].pattern != rf"{KEY_HEADER}.*?({KEY_FOOTER}|\Z)":
     raise ValueError("the private-key row must stay first: _redact_formats relies on it")
-_KEY_BEGIN = re.compile(_KEY_HEADER)
-_KEY_END = re.compile(_KEY_FOOTER)
+_KEY_BEGIN = re.compile(KEY_HEADER)
+_KEY_END = re.compile(KEY_FOOTER)
 
 
 def secret_values(environ: Mapping[str, str]) -> tuple[str, ...]:
@@ -237,18 +182,89 @@ class Redactor:
 
     def __init__(self, environ: Mapping[str, str] | None = None) -> None:
         self._values = secret_values(os.environ if environ is None else environ)
+        # The characters a secret may hold beyond printable ASCII other than space: the
+        # environment's own, and the letters `re.IGNORECASE` matches to ASCII ones (the AWS
+        # row ignores case): "the 52 ASCII letters and 4 additional non-ASCII letters"
+        # (docs.python.org/3/library/re.html#re.I).
+        self._held = frozenset("\u0130\u0131\u017f\u212a").union(
+            char for value in self._values for char in value if not _printable_ascii(char)
+        )
 
     def __call__(self, text: str) -> str:
+        if not text.isascii() and self._hides(text):
+            return _replaced(text, self._spans_through_invisible(text))
         # `in` is a fast substring search; a value absent from the text can never match, so
         # the alternation of the values present (in the same longest-first order) replaces
         # exactly what the alternation of all of them would.
-        if self._values:
-            present = [value for value in self._values if value in text]
-            if present:
-                pattern = _env_pattern(tuple(present))
-                assert pattern is not None
-                text = pattern.sub(REDACTED, text)
+        pattern = self._present(text)
+        if pattern is not None:
+            text = pattern.sub(REDACTED, text)
         return _redact_formats(text)
+
+    def _hides(self, text: str) -> bool:
+        """Whether a run of invisible characters sits between two characters a secret may
+        hold: only there can it hide one (taking it out joins them). Between any others (an
+        emoji's selector or joiner, a keycap's selector before U+20E3, a Persian non-joiner,
+        a zero-width space beside a space) the text is matched as it is.
+
+        Speed: a diff with one emoji is all stored four bytes a character, which `re` scans
+        slowly (~100 MB/s for the next non-ASCII character; ~30 MB/s for a class as wide as
+        the invisible characters'). Most pieces of it are ASCII still: a slice says so in C
+        (`isascii`), and only the others are scanned."""
+        for low in range(0, len(text), _PIECE):
+            piece = text[low : low + _PIECE + 1]  # one more: the next piece's first neighbour
+            if piece.isascii():
+                continue
+            for found in _NON_ASCII.finditer(piece, 1):
+                at = low + found.start()
+                if found.group() not in INVISIBLE_SET or text[at - 1] in INVISIBLE_SET:
+                    continue  # not invisible, or inside a run (its first character decides)
+                end = at + 1
+                while end < len(text) and text[end] in INVISIBLE_SET:
+                    end += 1
+                if end < len(text) and self._holds(text[at - 1]) and self._holds(text[end]):
+                    return True
+        return False
+
+    def _holds(self, char: str) -> bool:
+        return _printable_ascii(char) or char in self._held
+
+    def _present(self, text: str) -> re.Pattern[str] | None:
+        """The alternation of the environment's secrets that occur in `text`, if any."""
+        if not self._values:
+            return None
+        return _env_pattern(tuple(value for value in self._values if value in text))
+
+    def _spans(self, text: str) -> list[tuple[int, int]]:
+        """Where the secrets of `text` are: environment values and formats."""
+        pattern = self._present(text)
+        spans = [match.span() for match in pattern.finditer(text)] if pattern else []
+        return spans + _format_spans(text)
+
+    def _spans_through_invisible(self, text: str) -> list[tuple[int, int]]:
+        """The secrets of `text`, and those of `text` without its invisible characters, each
+        over its whole span in `text` (the invisible characters inside it included)."""
+        at: list[int] = []  # where each run of invisible characters was, in the stripped text
+        removed: list[int] = []  # how many characters were removed up to the end of that run
+        for run in INVISIBLE_RUN.finditer(text):
+            at.append(run.start() - (removed[-1] if removed else 0))
+            removed.append((removed[-1] if removed else 0) + run.end() - run.start())
+
+        def original(index: int) -> int:
+            run = bisect_right(at, index) - 1
+            return index + (removed[run] if run >= 0 else 0)
+
+        stripped = INVISIBLE_RUN.sub("", text)
+        hidden = [(original(start), original(end - 1) + 1) for start, end in self._spans(stripped)]
+        return self._spans(text) + hidden
+
+
+_NON_ASCII = re.compile("[^\x00-\x7f]")
+
+
+def _printable_ascii(char: str) -> bool:
+    return "!" <= char <= "~"
+_PIECE = 2048  # characters; measured on this repository's `git log -p` (1-64 KB)
 
 
 def environment_redactor() -> Redactor:
@@ -264,20 +280,27 @@ def _redactor_for(environ: tuple[tuple[str, str], ...]) -> Redactor:
 
 def _redact_formats(text: str) -> str:
     """`_FORMAT_RE.sub(_replace_format, text)`, trying the regex only where an anchor is."""
+    return _replaced(text, _format_spans(text))
+
+
+def _format_spans(text: str) -> list[tuple[int, int]]:
+    """Where `_FORMAT_RE.sub` would put a marker: the matches, in order, that it would find
+    (less the name an AWS secret is assigned to, which stays), trying the regex only where
+    an anchor is."""
     first = _PREFILTER.search(text)  # most texts have no anchor: the cheapest way to say so
     if first is None:
-        return text
+        return []
     starts: set[int] = set()
     for hit in _PREFILTER.finditer(text, first.start()):
         found = hit.start()
         for offset in _START_OFFSETS[hit.group()]:
             starts.add(found + offset)
-    pieces: list[str] = []
-    done = 0  # where the last replaced match ended: `re.sub` resumes its search there
+    spans: list[tuple[int, int]] = []
+    done = 0  # where the last match ended: `re.sub` resumes its search there
     for start in sorted(starts):
-        # Places inside a match already replaced are skipped, as `re.sub` never looks
-        # there. `match` with a position still sees the text before it, so `\b` and the
-        # lookbehind of a format behave as in a search of the whole text.
+        # Places inside a match already found are skipped, as `re.sub` never looks there.
+        # `match` with a position still sees the text before it, so `\b` and the lookbehind
+        # of a format behave as in a search of the whole text.
         if start < done or start > len(text):
             continue
         if text.startswith("-----BEGIN", start) and (header := _KEY_BEGIN.match(text, start)):
@@ -286,28 +309,35 @@ def _redact_formats(text: str) -> str:
             # `re` would try the END pattern at each character of the block (~25 MB/s, for
             # the rest of the text when there is no END line); searching for it is the same.
             footer = _KEY_END.search(text, header.end())
-            end, replacement = (footer.end() if footer else len(text)), REDACTED
+            spans.append((start, footer.end() if footer else len(text)))
         else:
             match = _FORMAT_RE.match(text, start)
             if match is None:
                 continue
-            end, replacement = match.end(), _replace_format(match)
-        pieces.append(text[done:start])
-        pieces.append(replacement)
-        done = end
-    if not pieces:
+            kept = _AWS_SECRET_PREFIX.match(match.group(0))
+            spans.append((start + (kept.end() if kept else 0), match.end()))
+        done = spans[-1][1]
+    return spans
+
+
+def _replaced(text: str, spans: list[tuple[int, int]]) -> str:
+    """`text` with each span (overlapping ones joined) replaced by one marker."""
+    if not spans:
         return text
+    pieces: list[str] = []
+    done = 0
+    for start, end in sorted(spans):
+        if end <= done:
+            continue
+        if start >= done:  # touching ones stay two markers, as `re.sub` writes them
+            pieces += [text[done:start], REDACTED]
+        done = end
     pieces.append(text[done:])
     return "".join(pieces)
 
 
 # Keep the assignment prefix of `aws_secret_access_key = ...` so the line still reads.
 _AWS_SECRET_PREFIX = re.compile(r"(?i)aws_secret_access_key\s*[=:]\s*[\"']?")
-
-
-def _replace_format(match: re.Match[str]) -> str:
-    prefix = _AWS_SECRET_PREFIX.match(match.group(0))
-    return (prefix.group(0) if prefix else "") + REDACTED
 
 
 # What a line of a PEM body looks like; used to decide whether a search hit needs a look at

@@ -24,14 +24,13 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from reviewer.safety.invisible import show_invisible
 from reviewer.safety.shapes import map_strings
 
 # Terminal readers see text, so a control character is shown as a marker. Tab and newline
 # stay; a carriage return is a newline (Windows line ends, or an attempt to overwrite the
 # start of a line in a terminal).
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
-# Trojan-source characters (CVE-2021-42574): they reorder what is displayed.
-_BIDI = re.compile(r"[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 # The runner reads `##[command]` anywhere in a line (the legacy form) and `::command::` at the
 # start of one; a zero-width space breaks either without changing what a person reads.
 _LEGACY_COMMAND = "##["
@@ -39,12 +38,12 @@ _BREAK = "\u200b"
 
 
 def clean_text(text: str) -> str:
-    """Untrusted text made safe to display: no escapes, no invisible reordering."""
+    """Untrusted text made safe to display: no escapes; no invisible reordering (Trojan
+    source, CVE-2021-42574) and nothing hidden: bidirectional controls and invisible
+    characters (a zero-width space inside a token, tag characters) are shown as `<U+XXXX>`
+    (invisible.py)."""
     text = text.replace("\r\n", "\n").replace("\r", "\n")
-    text = _CONTROL.sub("\ufffd", text)
-    if text.isascii():  # no bidirectional controls possible: skip the scan
-        return text
-    return _BIDI.sub(lambda m: f"<U+{ord(m.group(0)):04X}>", text)
+    return show_invisible(_CONTROL.sub("\ufffd", text))
 
 
 def one_line(text: str) -> str:

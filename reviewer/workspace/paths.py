@@ -10,6 +10,7 @@ import re
 import unicodedata
 
 from reviewer.errors import ToolError
+from reviewer.safety.invisible import INVISIBLE_CHAR
 
 MAX_PATH_CHARS = 4096
 _DRIVE = re.compile(r"^[A-Za-z]:")
@@ -34,7 +35,8 @@ def git_dir_denied(raw: str) -> ToolError:
 
 
 # What git escapes in a quoted name (core.quotePath=false): these, and other control bytes
-# as octal. Format characters (bidi overrides, zero-width, tag characters) and the Unicode
+# as octal. Format characters (bidi overrides, zero-width, tag characters), the other
+# invisible ones (a Hangul filler, a variation selector: safety/invisible.py) and the Unicode
 # line and paragraph separators are escaped as \uXXXX (\UXXXXXXXX past U+FFFF) too, so a
 # name can neither break a line of tool output nor reorder or hide what is read.
 _C_ESCAPES = {"\a": "a", "\b": "b", "\t": "t", "\n": "n", "\v": "v", "\f": "f", "\r": "r",
@@ -68,7 +70,7 @@ def quote_path(name: str) -> str:
             # its bytes in octal, as git writes them.
             data = char.encode("utf-8", "surrogateescape")
             out.append("".join(f"\\{byte:03o}" for byte in data))
-        elif category in _ESCAPED_CATEGORIES:
+        elif category in _ESCAPED_CATEGORIES or INVISIBLE_CHAR.match(char):
             out.append(f"\\u{ord(char):04x}" if ord(char) <= 0xFFFF else f"\\U{ord(char):08x}")
         else:
             out.append(char)
@@ -78,7 +80,11 @@ def quote_path(name: str) -> str:
 def _needs_escape(char: str) -> bool:
     # `"` anywhere (not only in front) and `\` are quoted as git quotes them: a bare `\` would
     # be read back as a separator, and the quoted form then always names the file exactly.
-    return char in _C_ESCAPES or unicodedata.category(char) in _ESCAPED_CATEGORIES
+    return (
+        char in _C_ESCAPES
+        or unicodedata.category(char) in _ESCAPED_CATEGORIES
+        or INVISIBLE_CHAR.match(char) is not None
+    )
 
 
 def _plain(name: str) -> bool:
