@@ -252,6 +252,18 @@ def test_an_unexpected_failure_in_a_github_run_says_not_reviewed_and_exits_2(
     assert run.outputs["status"] == "not-reviewed"
     assert "::error title=Not reviewed::reviewer: " + line in run.out
     assert API_KEY not in run.summary + run.err  # (stdout holds its ::add-mask:: command)
+    # The reports too (before: none when the review itself broke): the JSON report and the
+    # SARIF log say not reviewed, or, when the review was done and posting broke, are the
+    # review's own.
+    report = json.loads(Path(run.outputs["report"]).read_text())
+    assert Path(run.outputs["sarif"]).is_file()
+    if target.endswith("run_review"):
+        assert report["status"] == "incomplete"
+        assert report["incomplete_reason"].startswith("not reviewed: " + line)
+        assert report["findings"] == [] and API_KEY not in json.dumps(report)
+    else:
+        # The review's own report, left as it was.
+        assert not (report.get("incomplete_reason") or "").startswith("not reviewed")
 
 
 @pytest.mark.parametrize("target", WHERE)

@@ -1,7 +1,8 @@
 """What a run on a change request leaves for the rest of the workflow besides what it posts:
 the report files (JSON, SARIF for code scanning, and Code Quality when REVIEWER_CODEQUALITY
 names a file), the outputs that say what the review used and cost, and, when the run ends
-early for any reason, the forge's not-reviewed summary and outputs (`said_if_not_reviewed`).
+early for any reason, the forge's not-reviewed summary, outputs (`said_if_not_reviewed`) and
+reports (`LeftReports`).
 """
 
 from __future__ import annotations
@@ -72,6 +73,47 @@ def not_reviewed_result(reason: str, *, model: str, base: str, head: str) -> Rev
         head=head,
         incomplete_reason=f"not reviewed: {reason}",
     )
+
+
+class LeftReports:
+    """The report files a run leaves whatever happens to it. Made when the run starts, so it
+    knows which files were there before: a run that ends early writes reports that say
+    "not reviewed" (every format says incomplete, never clean), unless this run already wrote
+    its review's own (it failed later, while posting), which are then left as they are."""
+
+    def __init__(self, env: Mapping[str, str], temp_dir: Path) -> None:
+        self.env = env
+        self.temp_dir = temp_dir
+        self._found = {name: _stamp(path) for name, path in self._paths().items()}
+
+    def _paths(self) -> dict[str, Path]:
+        report = report_path(self.env, self.temp_dir)
+        paths = {"report": report, "sarif": sarif_path(report)}
+        if self.env.get("REVIEWER_CODEQUALITY"):
+            paths["codequality"] = Path(self.env["REVIEWER_CODEQUALITY"])
+        return paths
+
+    def after_failure(self, reason: str, *, model: str, base: str, head: str) -> dict[str, str]:
+        """The outputs naming the reports this failed run leaves (written now when it wrote
+        none); {} when they cannot be written, which the log says."""
+        paths = self._paths()
+        if any(_stamp(path) != self._found[name] for name, path in paths.items()):
+            return {name: str(path) for name, path in paths.items() if path.is_file()}
+        result = not_reviewed_result(reason, model=model, base=base, head=head)
+        try:
+            return write_run_files(result, self.env, self.temp_dir)
+        except (ReviewerError, OSError) as exc:
+            log(f"warning: the not-reviewed reports could not be written: {exc}")
+            return {}
+
+
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    """Which file is at `path` now (None: none): a file written later is another one."""
+    try:
+        found = path.stat()
+    except OSError:
+        return None
+    return found.st_ino, found.st_mtime_ns, found.st_size
 
 
 def usage_outputs(result: ReviewResult) -> dict[str, str]:

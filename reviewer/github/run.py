@@ -15,7 +15,7 @@ from pathlib import Path
 from reviewer.forge.answer_flow import answer_comment
 from reviewer.forge.dry_run import dry_run_asked, plan_change
 from reviewer.forge.review_flow import review_change
-from reviewer.forge.run_files import said_if_not_reviewed
+from reviewer.forge.run_files import LeftReports, said_if_not_reviewed
 from reviewer.github.actions import (
     ActionsCI,
     add_mask,
@@ -37,7 +37,8 @@ def run_github(environ: Mapping[str, str] | None = None) -> int:
         for name in ("GITHUB_TOKEN", "OPENAI_API_KEY", "REVIEWER_STATE_KEY",
                      "REVIEWER_JIRA_TOKEN", "JIRA_API_TOKEN"):  # fmt: skip
             add_mask(env.get(name))
-    with said_if_not_reviewed(partial(_say_not_reviewed, env)):
+    reports = LeftReports(env, Path(env.get("RUNNER_TEMP") or "."))
+    with said_if_not_reviewed(partial(_say_not_reviewed, env, reports)):
         context = load_context(env)
         ci = ActionsCI(context, env)
         pull = partial(open_pull, context, env)
@@ -50,9 +51,9 @@ def run_github(environ: Mapping[str, str] | None = None) -> int:
         return review_change(pull, ci, env)
 
 
-def _say_not_reviewed(env: Mapping[str, str], message: str) -> None:
-    """An error annotation, a job summary and the `status` output: a run that could not
-    review is visible where people look, not only in the log."""
+def _say_not_reviewed(env: Mapping[str, str], reports: LeftReports, message: str) -> None:
+    """An error annotation, a job summary, the `status` output and the reports: a run that
+    could not review is visible where people look, not only in the log."""
     if env.get("GITHUB_ACTIONS") != "true":
         return
     emit_command("error", f"reviewer: {message}", title="Not reviewed")
@@ -65,6 +66,9 @@ def _say_not_reviewed(env: Mapping[str, str], message: str) -> None:
             "This run did not review the pull request, so its check fails: an unreviewed "
             "change never looks reviewed.\n",
         )
+    left = reports.after_failure(
+        message, model=env.get("REVIEWER_MODEL") or "", base="", head=env.get("GITHUB_SHA") or ""
+    )
     output = env.get("GITHUB_OUTPUT")
     if output:
-        write_outputs(Path(output), {"status": NOT_REVIEWED})
+        write_outputs(Path(output), {"status": NOT_REVIEWED, **left})

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from reviewer.errors import ReviewerError
 from reviewer.findings import Finding, sort_findings
-from reviewer.forge.run_files import REPORT_NAME, not_reviewed_result, write_run_files
+from reviewer.forge.run_files import REPORT_NAME, LeftReports
 from reviewer.gitlab.ci import GitLabJob
 from reviewer.safety.redact import Redactor
 from reviewer.safety.sinks import data_name
@@ -45,15 +45,6 @@ def report_paths(job: GitLabJob, env: Mapping[str, str]) -> dict[str, str]:
         "REVIEWER_REPORT": env.get("REVIEWER_REPORT") or str(folder / REPORT_NAME),
         "REVIEWER_CODEQUALITY": env.get("REVIEWER_CODEQUALITY") or str(folder / CODE_QUALITY_FILE),
     }
-
-
-def _stamp(path: str) -> tuple[int, int, int] | None:
-    """Which file is at `path` now (None: none): a file written later is another one."""
-    try:
-        found = Path(path).stat()
-    except OSError:
-        return None
-    return found.st_ino, found.st_mtime_ns, found.st_size
 
 
 # Not REVIEWER_*: a later job that runs reviewer gets the dotenv's variables, and the settings
@@ -85,7 +76,7 @@ class GitLabCI:
         self.dotenv_file = Path(dotenv) if dotenv else None
         self._outputs: dict[str, str] = {}
         # The reports as they were before this run: what it writes is not what it found.
-        self._reports_found = {path: _stamp(path) for path in report_paths(job, env).values()}
+        self._reports = LeftReports({**env, **report_paths(job, env)}, self.temp_dir)
 
     def log(self, message: str) -> None:
         sinks_log(message)
@@ -124,23 +115,11 @@ class GitLabCI:
     def write_not_reviewed_reports(self, reason: str) -> dict[str, str]:
         """A run that could not review (a fork's pipeline without the model's key, ...) still
         leaves the JSON report, the SARIF log and the Code Quality report, each saying "not
-        reviewed" (`artifacts: when: always` keeps them; the widget shows the blocker), and
-        their outputs. Reports this run already wrote (a review that failed later, while
-        posting) are its review's: left as they are."""
-        paths = report_paths(self.job, self.env)
-        if any(_stamp(path) != found for path, found in self._reports_found.items()):
-            return {}
-        result = not_reviewed_result(
-            reason,
-            model=self.env.get("REVIEWER_MODEL") or "",
-            base=self.job.base_sha,
-            head=self.job.head_sha,
+        reviewed" (`artifacts: when: always` keeps them; the widget shows the blocker)."""
+        model = self.env.get("REVIEWER_MODEL") or ""
+        return self._reports.after_failure(
+            reason, model=model, base=self.job.base_sha, head=self.job.head_sha
         )
-        try:
-            return write_run_files(result, {**self.env, **paths}, self.temp_dir)
-        except (ReviewerError, OSError) as exc:
-            self.warning(f"the not-reviewed reports could not be written: {exc}")
-            return {}
 
     def mask(self, value: str | None) -> None:
         """GitLab masks the masked CI/CD variables itself; a job cannot add masks."""
