@@ -310,6 +310,8 @@ def run_eval(
     argv += ["--transcripts", str(out / "transcripts")]
     if args.cases:
         argv += ["--limit", str(args.cases)]
+    if args.only:
+        argv += ["--only", args.only]
     say(f"{model_key} {_setting_text(settings)}: {' '.join(argv[1:])}")
     started = time.monotonic()
     subprocess.run(["nice", *argv], env=env, check=False)
@@ -387,6 +389,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--models", default="qwen,gemma", help="of: " + ", ".join(MODELS))
     parser.add_argument("--cases", type=int, help="only the first N cases of the dataset")
+    parser.add_argument("--only", help="only these case ids (comma-separated), as eval --only")
     parser.add_argument("--dataset", type=Path, default=DATASET)
     parser.add_argument("--setting", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--compare", metavar="KEY=A,B", help="one run per value, side by side")
