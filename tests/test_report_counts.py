@@ -8,8 +8,10 @@ sizes and counts, each case built so that one cut path or another applies."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import random
 import re
+from pathlib import Path
 
 import pytest
 
@@ -249,3 +251,10 @@ def test_a_later_run_still_says_how_many_are_below_the_threshold(
     state = body.rstrip().rsplit("\n", 1)[-1]
     assert '"xu":' in state and '"xu":0' not in state  # the memory did drop some
     assert "of them, found by earlier runs, are no longer listed one by one" in body
+    # The reports the run leaves count them too: the JSON report's listed and unlisted ones,
+    # SARIF's total (before, both were written before the memory was read, and said fewer).
+    report = json.loads(Path(pr.runs[-1].outputs["report"]).read_text("utf-8"))
+    assert report["suppressed_unlisted"] > 0
+    assert len(report["suppressed"]) + report["suppressed_unlisted"] == 400
+    sarif = json.loads(Path(pr.runs[-1].outputs["sarif"]).read_text("utf-8"))
+    assert sarif["runs"][0]["properties"]["reviewer"]["suppressedFindings"] == 400

@@ -650,7 +650,7 @@ TOP_KEYS = {
     "findings", "suppressed", "counts", "highest_severity", "model", "base", "head", "files",
     "usage", "duration_seconds", "tool_calls", "turns", "rule_files", "cost", "fixed",
     "dismissed", "states", "discarded", "noise", "context", "learnings", "learnings_notes",
-    "learning_proposals",
+    "learning_proposals", "suppressed_unlisted",
 }  # fmt: skip
 CLOSED_KEYS = {"fingerprint", "path", "severity", "category", "title", "rule"}
 FINDING_KEYS = {

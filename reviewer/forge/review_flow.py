@@ -57,7 +57,6 @@ def review_change(
     heard.dismissals.update(ignored((*result.findings, *result.suppressed), review.ignore))
     result = settle(result, previous, heard.dismissals, pr.head_sha)
     answered = answer(pr.forge, ci, heard, result.closed, previous)
-    run_files = write_run_files(result, env, ci.temp_dir)
     state = next_state(
         previous,
         root=pr.root,
@@ -75,6 +74,7 @@ def review_change(
     # Earlier runs' findings below the threshold that the memory no longer lists: the report
     # counts them with this run's (report/markdown.py says where they are).
     result = replace(result, suppressed_unlisted=state.suppressed_cut)
+    run_files = write_run_files(result, env, ci.temp_dir)
     unlisted = {Severity(s): n for s, n in state.dropped.items() if n}
     cannot_resolve = pr.forge.cannot_resolve if answered.cannot_resolve else ""
     notes = _summary_notes(scope, state, unlisted, cannot_resolve)

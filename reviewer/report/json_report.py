@@ -84,6 +84,7 @@ def to_report(result: ReviewResult, redact: Callable[[str], str] = str) -> Repor
         summary=result.summary,
         findings=[_finding(f) for f in sort_findings(result.findings)],
         suppressed=[_finding(f) for f in sort_findings(result.suppressed)],
+        suppressed_unlisted=result.suppressed_unlisted,
         fixed=[FixedV1(**_closed(c), commit=c.commit) for c in _sorted(result.fixed)],
         dismissed=[
             DismissedV1(**_closed(c), by=c.by, how=c.how, reason=c.reason)
@@ -128,6 +129,7 @@ def parse_json(text: str | bytes) -> ReviewResult:
         summary=report.summary,
         findings=tuple(_from_finding(f) for f in report.findings),
         suppressed=tuple(_from_finding(f) for f in report.suppressed),
+        suppressed_unlisted=report.suppressed_unlisted,
         discarded=tuple(
             replace(_from_finding(f), discard_reason=f.reason) for f in report.discarded
         ),

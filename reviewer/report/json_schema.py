@@ -328,6 +328,12 @@ class ReportV1(_Strict):
     suppressed: list[FindingV1] = Field(
         description="Findings kept out of `findings` by min_severity or max_findings."
     )
+    suppressed_unlisted: int = Field(
+        default=0,
+        ge=0,
+        description="Findings below the threshold found by earlier runs of the pull request "
+        "that its memory no longer lists one by one: counted, not in `suppressed`.",
+    )
     fixed: list[FixedV1] = Field(
         default_factory=list,
         description="Findings of earlier runs of the pull request whose code changed.",

@@ -34,6 +34,7 @@ from reviewer.report.common import (
     partly_reviewed,
     skipped_files,
     stable_fingerprint,
+    suppressed_total,
 )
 from reviewer.safety.sinks import data_name, printable
 
@@ -111,7 +112,7 @@ def to_sarif(
                 "model": result.model,
                 "base": result.base,
                 "head": result.head,
-                "suppressedFindings": len(result.suppressed),
+                "suppressedFindings": suppressed_total(result),
                 "tokens": result.usage.total_tokens,
                 "cachedPromptTokens": result.usage.cached_prompt_tokens,
                 # USD; null when no price is known for the model.
