@@ -225,6 +225,21 @@ RED_TEAM: list[tuple[tuple[str, str | None, str, str], tuple[str, str, str, str]
      ("findings", "high", "speculative", "verify")),
     (("Consider a named constant", None, "low", "It would read better."),
      ("findings", "low", "speculative", "verify")),
+    # A remark's title, a body that says more than the remark, with no failure word the
+    # list knows: never discarded or lowered by the title's words.
+    (("Style nit", "style", "high",
+      "This string is passed to os.system with user input: command injection."),
+     ("findings", "high", "linter", "verify")),
+    (("Trailing whitespace", "style", "high",
+      "This string reaches `os.system` with what the user typed."),
+     ("findings", "high", "linter", "verify")),
+    (("Missing docstring on delete_all()", None, "high", "Anyone can call `delete_all()` here."),
+     ("findings", "high", "nit", "verify")),
+    (("Test added", None, "high", "The test deletes the production database when run."),
+     ("findings", "high", "change-description", "verify")),
+    (("Consider `RETRY_LIMIT`", None, "high",
+      "Any user can read every table through `build_query()`."),
+     ("findings", "high", "speculative", "verify")),
     # Other cases, lookalikes, invisible characters: the failure is still seen, or the text
     # cannot be read, so it is verified.
     (("SQL INJECTION VIA STRING FORMATTING", None, "high", NEUTRAL),
@@ -330,6 +345,9 @@ def test_words_never_decide_against_a_concrete_failure(
     assert "to be verified, not lowered to info" in notes["Path traversal in download()"]
     assert "but its title says more ('lets')" in (
         notes["Consider: build_query() lets any user read every table"])  # fmt: skip
+    assert "to be verified, not discarded" in notes["Trailing whitespace"]
+    assert "but its body says more ('reaches')" in notes["Trailing whitespace"]
+    assert "but its body says more ('Anyone')" in notes["Missing docstring on delete_all()"]
     decided = sum(1 for _f, (_w, _s, _c, a) in RED_TEAM if a in ("discard", "info"))
     rows = {row["name"]: (row["count"], row["undecided"]) for row in report["noise"]}
     undecided = sum(u for _c, u in rows.values())

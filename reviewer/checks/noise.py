@@ -7,12 +7,12 @@ test matched ("title says 'docstring'", "none of its lines is in the diff"), so 
 check it. Nothing is lost: a discarded finding goes to the report's `discarded` list.
 
 A word list never decides against a concrete failure (noise_words.py): a class discards or
-lowers a finding only when its title's words say the remark and nothing else and no word
-names a failure; a finding the words cannot decide (recognised by its category alone, by
-its body's start, a title that says more, a failure named, text the lists cannot read) is
-sent to verification instead, its severity kept. Every phrase of a class is read one way:
-`title_words` anywhere in the title, `starts_with` at its start, and each is taken out
-before the rest is read (said_beside).
+lowers a finding only when its title's words say the remark and nothing else, its body says
+nothing beside the remark, and no word names a failure; a finding the words cannot decide
+(recognised by its category alone, by its body's start, a title or a body that says more, a
+failure named, text the lists cannot read) is sent to verification instead, its severity
+kept. Every phrase of a class is read one way: `title_words` anywhere in the title,
+`starts_with` at its start, and each is taken out before the rest is read (said_beside).
 """
 
 from __future__ import annotations
@@ -153,6 +153,11 @@ class NoiseTable:
         more = self.words.said_beside(finding.title, noise_class.phrase_patterns(seen.phrases))
         if more:
             return f"its title says more ('{more}')"
+        # The title's words say only the remark; a body that says more than the remark (the
+        # class's phrases, code, filler) is something the words cannot judge either.
+        more = self.words.said_beside(finding.body, noise_class.phrase_patterns())
+        if more:
+            return f"its body says more ('{more}')"
         return ""
 
 
