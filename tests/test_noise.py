@@ -27,10 +27,15 @@ def finding(title: str, line: int = 50, **extra: Any) -> dict[str, Any]:
 FINDINGS = [
     finding("compute is undefined here"),  # no class: kept as it is
     finding("Stale counter two screens up", line=5),  # untouched-code: verify
-    finding("Trailing whitespace after the call", category="style"),  # linter: discard
-    finding("Line too long", category=None),  # linter, by its title: discard
-    finding("Missing docstring for the module"),  # nit: info
-    finding("Consider a named constant", body="It would read better."),  # speculative: info
+    # linter: discard
+    finding("Trailing whitespace after the call", category="style",
+            body="Trailing whitespace at the end of the line."),
+    # linter, by its title: discard
+    finding("Line too long", category=None,
+            body="The line is 131 characters long; the limit is 100."),
+    finding("Missing docstring for the module", body="The module is missing a docstring."),
+    # speculative: info (its title and body say the suggestion and code, nothing else)
+    finding("Consider `MAX_RETRIES = 3`", body="`MAX_RETRIES = 3`"),
     # A failure named: the words cannot decide, sent to verification.
     finding("Consider checking the result", body="compute raises on a bad input."),
     finding("Trailing whitespace hides an injected quote", category="security"),  # exempt
@@ -45,7 +50,7 @@ EXPECTED = {  # title -> (where, severity, noise class)
     "Trailing whitespace after the call": ("discarded", "medium", "linter"),
     "Line too long": ("discarded", "medium", "linter"),
     "Missing docstring for the module": ("suppressed", "info", "nit"),
-    "Consider a named constant": ("suppressed", "info", "speculative"),
+    "Consider `MAX_RETRIES = 3`": ("suppressed", "info", "speculative"),
     "Consider checking the result": ("findings", "medium", "speculative"),
     "Trailing whitespace hides an injected quote": ("findings", "medium", ""),
     "Function added": ("discarded", "medium", "change-description"),
@@ -126,7 +131,7 @@ def test_each_noise_class_does_what_the_table_says(reviewed: Any) -> None:
         "lowered from medium to info"
     )
     assert "starts with 'consider', names no concrete failure" in (
-        by_title["Consider a named constant"]["noise_note"]
+        by_title["Consider `MAX_RETRIES = 3`"]["noise_note"]
     )
     assert {row["name"]: (row["count"], row["undecided"]) for row in report["noise"]} == {
         "untouched-code": (1, 0), "linter": (2, 0), "change-description": (2, 1),
@@ -151,7 +156,8 @@ def test_a_discarded_finding_never_gates(
     repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     changed(repo, monkeypatch, OLD, NEW)
-    style = finding("Trailing whitespace after the call", category="style", severity="critical")
+    style = finding("Trailing whitespace after the call", category="style", severity="critical",
+                    body="Trailing whitespace at the end of the line.")  # fmt: skip
     arguments = {"summary": "Reviewed.", "findings": [style]}
     out = tmp_path / "r.json"
     with FakeLLM([reply(tool_calls=[tool_call("submit_review", arguments)])]) as llm:
@@ -209,6 +215,31 @@ RED_TEAM: list[tuple[tuple[str, str | None, str, str], tuple[str, str, str, str]
      ("findings", "low", "linter", "verify")),
     (("Unchecked size in read_chunk()", "bug", "high", "Consider a bound on the size."),
      ("findings", "high", "speculative", "verify")),
+    # A title that starts "Consider ..." and says more: the words cannot decide (the words
+    # after "Consider" were never read). A security finding is never in a class.
+    (("Consider: SQL injection in build_query() lets any user read every table", "security",
+      "critical", NEUTRAL), ("findings", "critical", "", "")),
+    (("Consider: build_query() lets any user read every table", "bug", "critical", NEUTRAL),
+     ("findings", "critical", "speculative", "verify")),
+    (("You might want to check who may call delete_all()", None, "high", NEUTRAL),
+     ("findings", "high", "speculative", "verify")),
+    (("Consider a named constant", None, "low", "It would read better."),
+     ("findings", "low", "speculative", "verify")),
+    # A remark's title, a body that says more than the remark, with no failure word the
+    # list knows: never discarded or lowered by the title's words.
+    (("Style nit", "style", "high",
+      "This string is passed to os.system with user input: command injection."),
+     ("findings", "high", "linter", "verify")),
+    (("Trailing whitespace", "style", "high",
+      "This string reaches `os.system` with what the user typed."),
+     ("findings", "high", "linter", "verify")),
+    (("Missing docstring on delete_all()", None, "high", "Anyone can call `delete_all()` here."),
+     ("findings", "high", "nit", "verify")),
+    (("Test added", None, "high", "The test deletes the production database when run."),
+     ("findings", "high", "change-description", "verify")),
+    (("Consider `RETRY_LIMIT`", None, "high",
+      "Any user can read every table through `build_query()`."),
+     ("findings", "high", "speculative", "verify")),
     # Other cases, lookalikes, invisible characters: the failure is still seen, or the text
     # cannot be read, so it is verified.
     (("SQL INJECTION VIA STRING FORMATTING", None, "high", NEUTRAL),
@@ -233,23 +264,26 @@ RED_TEAM: list[tuple[tuple[str, str | None, str, str], tuple[str, str, str, str]
      ("findings", "high", "", "")),
     (("formatting_helper drops the last row", None, "medium", NEUTRAL),
      ("findings", "medium", "", "")),
-    # Plain noise: still decided by the table.
-    (("Line too long (131 > 100)", "style", "low", NEUTRAL),
+    # Plain noise, title and body only the remark: still decided by the table.
+    (("Line too long (131 > 100)", "style", "low",
+      "The line is 131 characters long; the limit is 100."),
      ("discarded", "low", "linter", "discard")),
     (("LINE TOO LONG (131 > 100)", None, "low", NEUTRAL),
      ("discarded", "low", "linter", "discard")),
     (("\uff2c\uff49\uff4e\uff45 \uff54\uff4f\uff4f \uff4c\uff4f\uff4e\uff47", None, "low",
       NEUTRAL), ("discarded", "low", "linter", "discard")),  # fullwidth
-    (("Trailing whitespace after the call", "style", "medium", NEUTRAL),
+    (("Trailing whitespace after the call", "style", "medium",
+      "Trailing whitespace at the end of the line."),
      ("discarded", "medium", "linter", "discard")),
     (("Function added", None, "low", "The function `compute` is added."),
      ("discarded", "low", "change-description", "discard")),
     (("New function added", None, "low", NEUTRAL),
      ("discarded", "low", "change-description", "discard")),
-    (("Missing docstring for the module", None, "medium", NEUTRAL),
+    (("Missing docstring for the module", None, "medium", "The module is missing a docstring."),
      ("findings", "info", "nit", "info")),
-    (("Unused import `os`", None, "low", NEUTRAL), ("findings", "info", "nit", "info")),
-    (("Consider a named constant", None, "low", "It would read better."),
+    (("Unused import `os`", None, "low", "`os` is an unused import."),
+     ("findings", "info", "nit", "info")),
+    (("Consider `MAX_RETRIES = 3`", None, "low", "`MAX_RETRIES = 3`"),
      ("findings", "info", "speculative", "info")),
 ]  # fmt: skip
 
@@ -309,6 +343,11 @@ def test_words_never_decide_against_a_concrete_failure(
     )
     assert "not plain text" in notes["SQL \u0456njection via string formatting"]
     assert "to be verified, not lowered to info" in notes["Path traversal in download()"]
+    assert "but its title says more ('lets')" in (
+        notes["Consider: build_query() lets any user read every table"])  # fmt: skip
+    assert "to be verified, not discarded" in notes["Trailing whitespace"]
+    assert "but its body says more ('reaches')" in notes["Trailing whitespace"]
+    assert "but its body says more ('Anyone')" in notes["Missing docstring on delete_all()"]
     decided = sum(1 for _f, (_w, _s, _c, a) in RED_TEAM if a in ("discard", "info"))
     rows = {row["name"]: (row["count"], row["undecided"]) for row in report["noise"]}
     undecided = sum(u for _c, u in rows.values())

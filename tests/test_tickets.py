@@ -362,21 +362,56 @@ def test_an_intent_finding_quoting_words_not_in_the_ticket_is_sent_back(
     assert "- A partial refund leaves the rest refundable." in check
 
 
-def test_a_made_up_ticket_quote_sent_again_is_dropped_and_the_verifier_decides(
+# An intent finding whose ticket claim does not check out, sent again unchanged after it was
+# told why: a made-up quote, a quote too short to mean a requirement, no quote, no ticket shown.
+REFUSED_INTENT = {
+    "made up": ({"ticket_quote": "Refunds may exceed the charge."},
+                "its ticket_quote was in no ticket"),
+    "too short": ({"ticket_quote": "amount"}, "its ticket_quote was too short"),
+    "missing": ({"ticket_quote": None}, "it had no ticket_quote"),
+    "no ticket": ({}, "this review showed no ticket"),
+}
+
+
+@pytest.mark.parametrize("kind", REFUSED_INTENT)
+def test_an_intent_claim_refused_twice_keeps_the_finding_as_an_ordinary_one_to_verify(
+    kind: str, refund_repo: GitRepo, env: None, jira: FakeJira, tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    # The hostile case: a finding is lost when the words of its ticket claim do not check
+    # out (it used to be discarded as "sent again unchanged" for all but a made-up quote).
+    # Words alone never decide: the finding is kept without the intent claim (no category,
+    # no ticket quote), and verified below the `verify` floor too; the verifier decides.
+    overrides, note = REFUSED_INTENT[kind]
+    if kind == "no ticket":
+        monkeypatch.setenv("REVIEWER_TICKETS", "off")
+    monkeypatch.setenv("REVIEWER_VERIFY", "critical")
+    claimed = intent(**overrides)
+    script = [submit(claimed), submit(claimed), verdict("confirmed")]
+    code, report, bodies = review(refund_repo, script, tmp_path, monkeypatch)
+    assert code == 0 and report["status"] == "complete" and report["discarded"] == []
+    (kept,) = report["findings"]
+    assert (kept["title"], kept["severity"], kept["category"]) == (claimed["title"], "high", None)
+    assert (kept["ticket"], kept["ticket_quote"], kept["force_verify"]) == ("", "", True)
+    assert note in kept["placement_note"] and "kept without the intent claim" in (
+        kept["placement_note"])  # fmt: skip
+    assert kept["verification"]["verdict"] == "confirmed" and len(bodies) == 3
+    assert "The finding says the change does not do what this ticket asks" not in (
+        bodies[2]["messages"][1]["content"])  # fmt: skip
+
+
+def test_an_intent_claim_refused_twice_is_discarded_only_by_the_verifier(
     refund_repo: GitRepo, env: None, jira: FakeJira, tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:  # fmt: skip
-    # Words alone never decide: the finding is kept without its quote and verified (below
-    # the `verify` floor too), the verifier being given every ticket; it refutes it here.
     monkeypatch.setenv("REVIEWER_VERIFY", "critical")
     made_up = intent(ticket_quote="Refunds may exceed the charge.")
     script = [submit(made_up), submit(made_up), verdict("refuted")]
-    code, report, bodies = review(refund_repo, script, tmp_path, monkeypatch)
+    code, report, _bodies = review(refund_repo, script, tmp_path, monkeypatch)
     assert code == 0 and report["findings"] == []
     (dropped,) = report["discarded"]
     assert dropped["ticket_quote"] == "" and dropped["reason"].startswith("refuted by verif")
     assert "its ticket_quote was in no ticket" in dropped["placement_note"]
-    assert "A refund never exceeds the amount charged." in bodies[2]["messages"][1]["content"]
 
 
 def test_an_intent_finding_without_a_ticket_or_its_quote_is_sent_back(

@@ -7,10 +7,12 @@ test matched ("title says 'docstring'", "none of its lines is in the diff"), so 
 check it. Nothing is lost: a discarded finding goes to the report's `discarded` list.
 
 A word list never decides against a concrete failure (noise_words.py): a class discards or
-lowers a finding only when its title's words say the remark and nothing else and no word
-names a failure; a finding the words cannot decide (recognised by its category alone, by
-its body, by a title that says more, a failure named, text the lists cannot read) is sent
-to verification instead, its severity kept.
+lowers a finding only when its title's words say the remark and nothing else, its body says
+nothing beside the remark, and no word names a failure; a finding the words cannot decide
+(recognised by its category alone, by its body's start, a title or a body that says more, a
+failure named, text the lists cannot read) is sent to verification instead, its severity
+kept. Every phrase of a class is read one way: `title_words` anywhere in the title,
+`starts_with` at its start, and each is taken out before the rest is read (said_beside).
 """
 
 from __future__ import annotations
@@ -59,7 +61,22 @@ class NoiseClass:
 
     @cached_property
     def _phrases(self) -> tuple[tuple[str, re.Pattern[str]], ...]:
-        return tuple((word, phrase_pattern(word)) for word in self.title_words)
+        """The class's phrases, `title_words` (anywhere in a title) and `starts_with` (at its
+        start) alike: each is a phrase the words test reads the same way (said_beside)."""
+        words = dict.fromkeys((*self.title_words, *self.starts_with))
+        return tuple((word, phrase_pattern(word)) for word in words)
+
+    def _said(self, text: str, *, anywhere: bool) -> tuple[str, ...]:
+        """The class's phrases `text` says: a `starts_with` phrase at its start only, a
+        `title_words` phrase anywhere (when `anywhere`)."""
+        text = plain_text(text)
+        start = text.lstrip()
+        return tuple(
+            word
+            for word, pattern in self._phrases
+            if (word in self.starts_with and pattern.match(start))
+            or (anywhere and word in self.title_words and pattern.search(text))
+        )
 
     def seen(self, finding: Finding, change: Change) -> Seen | None:
         """How `finding` is recognised as of this class, or None when it is not."""
@@ -67,26 +84,22 @@ class NoiseClass:
             if _touches_diff(finding, change):
                 return None
             return Seen("none of its lines is in the diff", "place")
-        if self.categories or self.title_words:
-            title = plain_text(finding.title)
-            said = tuple(word for word, pattern in self._phrases if pattern.search(title))
-            if said:
-                return Seen(f"title says '{max(said, key=len)}'", "title", said)
-            if finding.category in self.categories:
-                return Seen(f"category {finding.category}", "category")
-            return None
-        if self.starts_with:
-            for text, by in ((finding.title, "title"), (finding.body, "body")):
-                start = plain_text(text).lower().lstrip()
-                word = next((s for s in self.starts_with if start.startswith(s)), "")
-                if word:
-                    return Seen(f"the {by} starts with '{word}'", by)  # type: ignore[arg-type]
+        said = self._said(finding.title, anywhere=True)
+        if said:
+            longest = max(said, key=len)
+            how = "starts with" if longest in self.starts_with else "says"
+            return Seen(f"title {how} '{longest}'", "title", said)
+        if finding.category in self.categories:
+            return Seen(f"category {finding.category}", "category")
+        opening = self._said(finding.body, anywhere=False)
+        if opening:
+            return Seen(f"the body starts with '{max(opening, key=len)}'", "body")
         return None
 
-    def phrase_patterns(self, said: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
-        """The patterns of the phrases `said`, longest first (taken out of a title in that
-        order, "trailing whitespace" before "whitespace")."""
-        chosen = [(word, pattern) for word, pattern in self._phrases if word in said]
+    def phrase_patterns(self, said: tuple[str, ...] | None = None) -> tuple[re.Pattern[str], ...]:
+        """The patterns of the phrases `said` (None: all the class's), longest first (taken
+        out of a text in that order, "trailing whitespace" before "whitespace")."""
+        chosen = [(w, pattern) for w, pattern in self._phrases if said is None or w in said]
         return tuple(pattern for _word, pattern in sorted(chosen, key=lambda p: -len(p[0])))
 
 
@@ -137,10 +150,14 @@ class NoiseTable:
             return "only its category says so, and a category is not evidence"
         if seen.by == "body":
             return "only its body says so, not its title"
-        if seen.phrases:
-            more = self.words.said_beside(finding.title, noise_class.phrase_patterns(seen.phrases))
-            if more:
-                return f"its title says more ('{more}')"
+        more = self.words.said_beside(finding.title, noise_class.phrase_patterns(seen.phrases))
+        if more:
+            return f"its title says more ('{more}')"
+        # The title's words say only the remark; a body that says more than the remark (the
+        # class's phrases, code, filler) is something the words cannot judge either.
+        more = self.words.said_beside(finding.body, noise_class.phrase_patterns())
+        if more:
+            return f"its body says more ('{more}')"
         return ""
 
 

@@ -6,9 +6,14 @@ that a finding names no real problem: "SQL injection via string formatting" hold
 decide against a finding (discard it, lower it) only when all of these hold, and otherwise
 the finding is sent to verification, where a model reads the code:
 
-- the title says the remark and nothing else: once the class's phrases, code (`...`,
-  identifiers, numbers) and the table's filler words ("the", "line", "missing") are taken
-  out, no word is left ("Whitespace in filename splits arguments" keeps "splits");
+- the title says the remark and nothing else: once the class's phrases (`title_words`, or
+  the `starts_with` phrase it opens with: "Consider: build_query() lets any user read every
+  table" keeps "lets"), code (`...`, identifiers, numbers) and the table's filler words
+  ("the", "line", "missing") are taken out, no word is left ("Whitespace in filename splits
+  arguments" keeps "splits");
+- the body says nothing beside the remark either, read the same way with all the class's
+  phrases ("Trailing whitespace" whose body says "This string reaches `os.system` with what
+  the user typed" keeps "reaches"): a title alone never decides against what the body says;
 - neither the title nor the body names a concrete failure (the table's failure words, read
   as word starts: "inject" is "injection", "injected", "sql_injection"); a negation is not
   read ("no crash" names a crash: the verifier decides);

@@ -329,7 +329,8 @@ def _messages(
 
 def _tickets_of(finding: Finding, tickets: tuple[Ticket, ...]) -> list[Ticket]:
     """What a finding's check is shown of the tickets: for an `intent` finding, the ticket
-    its quote is in, or every ticket read when its quote was in none (intent.py)."""
+    its quote is in (an intent finding whose quote checked out in none is kept without the
+    claim, intent.py: it is shown none), or every ticket read when that one is not known."""
     if finding.category != INTENT:
         return []
     read = [ticket for ticket in tickets if ticket.read]

@@ -54,8 +54,8 @@ def place(finding: FindingIn, change: Change, counter: LineCounter) -> Finding:
         code=code,
         new_file_line=_where_removed(file, line) if finding.side == "LEFT" else None,
         confidence=finding.confidence,
-        # A quote not found within grounding's bound (grounding.py), or an intent finding
-        # whose quote is in no ticket, is checked whatever its severity.
+        # A quote not found within grounding's bound (grounding.py), or a finding kept
+        # without its intent claim (intent.py), is checked whatever its severity.
         force_verify=finding._verify or bool(finding._ticket_note),
         discard_reason=finding._refused,
         ticket=finding._ticket,

@@ -6,7 +6,8 @@ llama.cpp, bench/README.md). So each finding is refused once: sent again unchang
 place, same title) with the same problem, the submission is taken without it, and the
 finding is discarded with why, kept in the JSON report's `discarded` list. A quote that is
 in no file has its own, kinder rule (grounding.ground: the quote is dropped, the finding
-kept), keyed by the quote in `quotes`.
+kept), keyed by the quote in `quotes`; so has an `intent` finding's ticket claim
+(checks/intent.py: the claim is dropped, the finding kept and verified), in `ticket_quotes`.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ REFUSED_AGAIN = "not accepted, and sent again unchanged after the model was told
 class Refusals:
     # The quotes refused as in no file (grounding.ground), by path, side and quoted lines.
     quotes: set[tuple[str, ...]] = field(default_factory=set)
-    # The ticket quotes refused as in no ticket (checks/intent.py), likewise.
+    # The intent claims refused (checks/intent.py), by place, title and ticket quote: sent
+    # again unchanged, the finding is kept without the claim.
     ticket_quotes: set[tuple[str, ...]] = field(default_factory=set)
     # The problem each finding was refused for, by its place and title.
     findings: dict[tuple[str, str, int, int | None, str], str] = field(default_factory=dict)

@@ -111,7 +111,8 @@ class FindingIn(BaseModel):
     # unchanged), or "".
     _refused: str = PrivateAttr("")
     # An intent finding: the key of the ticket its ticket_quote is in (checks/intent.py), or
-    # why it is kept without one (its quote was in no ticket, twice): verification decides.
+    # why it is kept without its intent claim (refused, then sent again unchanged): it is
+    # then an ordinary finding, and verification decides.
     _ticket: str = PrivateAttr("")
     _ticket_note: str = PrivateAttr("")
 
