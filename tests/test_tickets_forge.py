@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -24,15 +25,20 @@ from tests.gitlab_fixtures import make_merge_request
 from tests.test_action import TOKEN, pr_repo, run_action, submit  # noqa: F401 (fixture)
 from tests.test_gitlab_flow import MergeRequest
 
+AUTHOR = "octocat"  # who opens the fake's pull request
 ISSUE_3 = "Averages must be computed over prices in cents, never floats."
 
 
-@pytest.fixture
-def ticketed(pr_repo: GitRepo) -> Iterator[FakeGitHub]:
-    body = (
-        "Fixes #3; follows #7 (this pull request), other/public#5 and other/private#6; "
-        "not #8. Also https://github.com/acme/shop/issues/3 (github.com, not this forge)."
-    )
+BODY = (
+    "Fixes #3; follows #7 (this pull request), other/public#5 and other/private#6; "
+    "not #8. Also https://github.com/acme/shop/issues/3 (github.com, not this forge)."
+)
+
+
+@contextmanager
+def pull_naming(pr_repo: GitRepo, body: str) -> Iterator[FakeGitHub]:
+    """Pull request #7 of acme/shop, opened by a writer, whose description is `body`; issue
+    #3 of its own, other/public#5 and other/private#6 (a private repository)."""
     with FakeGitHub(
         pr_repo.root,
         repository="acme/shop",
@@ -48,6 +54,13 @@ def ticketed(pr_repo: GitRepo) -> Iterator[FakeGitHub]:
         fake.add_issue(5, "Shared helpers", "Keep helpers pure.", repository="other/public")
         fake.add_repository("other/private", private=True)
         fake.add_issue(6, "Secret plan", "Private roadmap text.", repository="other/private")
+        fake.add_collaborator(AUTHOR, "write")  # tickets named by a writer's change are read
+        yield fake
+
+
+@pytest.fixture
+def ticketed(pr_repo: GitRepo) -> Iterator[FakeGitHub]:
+    with pull_naming(pr_repo, BODY) as fake:
         yield fake
 
 
@@ -92,6 +105,30 @@ def test_a_private_repository_the_token_cannot_see_is_a_404_and_the_review_goes_
     assert "(404" in tickets["other/private#6"]["why"]
     assert tickets["#8"]["why"] == "more tickets than max_tickets (4)"
     assert "ticket other/private#6 not read: GitHub could not find" in run.err
+
+
+def test_a_pull_request_of_a_private_repository_is_named_without_its_title(
+    pr_repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    """A `#N` of another repository that is both a pull request and not public: what is
+    restricted is checked first, so not even its title reaches the report or the log."""
+    secret_pull = {
+        "number": 9, "title": "Acquire Globex quietly", "body": "Private roadmap text.",
+        "state": "open", "html_url": "https://github.example/other/private/pull/9",
+        "pull_request": {"url": "https://api.github.example/repos/other/private/pulls/9"},
+    }  # fmt: skip
+    with pull_naming(pr_repo, "Follows other/private#9.") as github:
+        github.reads_private = True
+        github.inject("GET", "/repos/other/private/issues/9", 200, secret_pull, times=5)
+        run = run_action(github, pr_repo.root, [submit()], tmp_path, monkeypatch, capsys)
+    assert run.code == 0
+    report = json.loads(Path(run.outputs["report"]).read_text())
+    (ticket,) = report["context"]["tickets"]
+    assert (ticket["key"], ticket["read"], ticket["title"], ticket["status"]) == (
+        "other/private#9", False, "", "")
+    assert "other/private, which is not public" in ticket["why"]
+    assert "Acquire Globex" not in json.dumps(report) + run.err + json.dumps(run.llm_bodies)
 
 
 @pytest.fixture

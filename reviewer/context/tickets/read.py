@@ -121,11 +121,12 @@ class _Reader:
                 ref.key, ref.url, why="no forge of this run reads it (no token for its host)"
             )
         issue = site.read(ref.repository or site.repository, ref.number)
+        # Restricted first: a pull request of a private repository is named without its title.
+        if issue.restricted:
+            return Ticket(ref.key, ref.url, why=issue.restricted)
         if issue.is_change_request:
             return Ticket(ref.key, ref.url, issue.title, issue.state,
                           why="a pull request, not an issue: its text is no ticket")  # fmt: skip
-        if issue.restricted:
-            return Ticket(ref.key, ref.url, why=issue.restricted)
         return Ticket(ref.key, issue.url or ref.url, issue.title, issue.state, issue.body, True)
 
     def _jira(self, ref: TicketRef) -> Ticket:
