@@ -174,7 +174,7 @@ def forge_site(pr: OpenChange, ci: CISide) -> ForgeSite:
     """The forge the run is on, as the tickets see it: its web root (from the change
     request's URL), the repository, and its issues read through the adapter."""
     return ForgeSite(
-        kind="gitlab" if pr.forge.dialect == "gitlab" else "github",
+        kind=pr.forge.issue_kind,
         web=forge_web(pr.info.url, ci.repository),
         repository=ci.repository,
         read=pr.forge.issue,

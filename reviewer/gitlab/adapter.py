@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from reviewer.context.tickets.model import ForgeIssue
+from reviewer.context.tickets.model import ForgeIssue, ForgeKind
 from reviewer.findings import Finding
 from reviewer.forge.interface import (
     THUMBS_DOWN,
@@ -93,6 +93,7 @@ class GitLabMergeRequest:
     cannot_resolve = CANNOT_RESOLVE
     words = WORDS
     dialect = "gitlab"
+    issue_kind: ForgeKind = "gitlab"
 
     def __init__(self, client: gl.GitLabClient, signer: Signer) -> None:
         self.client = client
