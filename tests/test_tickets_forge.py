@@ -131,6 +131,30 @@ def test_a_pull_request_of_a_private_repository_is_named_without_its_title(
     assert "Acquire Globex" not in json.dumps(report) + run.err + json.dumps(run.llm_bodies)
 
 
+def test_issue_reads_wait_out_github_rate_limits_like_every_other_call(
+    ticketed: FakeGitHub, pr_repo: GitRepo, tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    """A secondary rate limit on the issue (a 403 with retry-after) and a primary one on the
+    other repository's visibility (a 429 at x-ratelimit-remaining 0): each waited out as
+    the client's other reads are, logged, and the tickets read."""
+    waits: list[float] = []
+    monkeypatch.setattr("reviewer.github.client._sleep", waits.append)
+    ticketed.rate_limit("GET", "/repos/acme/shop/issues/3", secondary=True, retry_after=7)
+    ticketed.rate_limit("GET", "/repos/other/public", status=429, reset_in=30)
+    run = run_action(ticketed, pr_repo.root, [submit()], tmp_path, monkeypatch, capsys,
+                     REVIEWER_MAX_TICKETS="3")  # fmt: skip
+    assert run.code == 0
+    report = json.loads(Path(run.outputs["report"]).read_text())
+    tickets = {t["key"]: t for t in report["context"]["tickets"]}
+    assert tickets["#3"]["read"] is True and tickets["other/public#5"]["read"] is True
+    assert len(waits) == 2 and waits[0] == 7 and 0 < waits[1] <= 31
+    assert run.err.count("rate limit") >= 2 and "retrying in 7 s" in run.err
+    asked = [(r.path, r.status) for r in ticketed.requests if r.method == "GET"]
+    assert asked.count(("/repos/acme/shop/issues/3", 403)) == 1
+    assert asked.count(("/repos/acme/shop/issues/3", 200)) == 1
+
+
 @pytest.fixture
 def gitlab_mr(
     repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
