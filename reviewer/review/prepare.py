@@ -210,11 +210,16 @@ def _tickets(
     return gather_tickets(
         asked,
         [info.title, info.description, *messages] if asked.detect else [],
-        TicketSettings(
-            settings.tickets, settings.max_tickets, settings.jira_url, settings.jira_projects
-        ),
+        ticket_settings(settings),
         os.environ,
         events.note if events is not None else lambda line: None,
+    )
+
+
+def ticket_settings(settings: Settings) -> TicketSettings:
+    """The settings that decide which tickets a review reads and how many."""
+    return TicketSettings(
+        settings.tickets, settings.max_tickets, settings.jira_url, settings.jira_projects
     )
 
 
