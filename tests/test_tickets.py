@@ -353,11 +353,37 @@ def test_named_tickets_come_first_and_max_tickets_bounds_what_is_asked(
     code, report, bodies = review(refund_repo, [submit()], tmp_path, monkeypatch,
                                      "--ticket", "pay-43")  # fmt: skip
     assert code == 0 and [r.path for r in jira.requests] == ["/rest/api/3/issue/PAY-43"]
-    tickets = {t["key"]: t for t in report["context"]["tickets"]}
-    assert list(tickets) == ["PAY-43", "PAY-42"]
-    assert tickets["PAY-42"]["why"] == "more tickets than max_tickets (1)"
-    assert "Send one email per refund." in first_message(bodies)
-    assert "ticket PAY-42 not read: more tickets than max_tickets (1)" in capsys.readouterr().err
+    # The ticket read is named; the one past max_tickets is counted, in the report, the log
+    # and the first message (the model knows there is more to what the change is for).
+    assert [t["key"] for t in report["context"]["tickets"]] == ["PAY-43"]
+    said = "1 more ticket named by the change was not read: max_tickets is 1"
+    assert report["context"]["unlisted"] == 1 and report["context"]["notes"] == [said]
+    assert said in capsys.readouterr().err
+    task = first_message(bodies)
+    assert "Send one email per refund." in task
+    assert "The change names 1 more ticket that was not read" in task
+
+
+def test_a_change_naming_hundreds_of_tickets_lists_max_tickets_and_counts_the_rest(
+    refund_repo: GitRepo, env: None, jira: FakeJira, tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    """Counts survive cuts: 200 keys and links on other hosts in a commit message cost the
+    log a few lines, the report max_tickets entries and a count, whatever they are."""
+    refund_repo.write("notes.md", "see\n")
+    refund_repo.commit(" ".join(f"PAY-{n} https://elsewhere.test/a/b/issues/{n}"
+                                for n in range(100, 200)))  # fmt: skip
+    code, report, bodies = review(refund_repo, [submit()], tmp_path, monkeypatch)
+    err = capsys.readouterr().err
+    assert code == 0 and report["status"] == "complete"
+    listed = report["context"]["tickets"]
+    assert [t["key"] for t in listed] == ["PAY-42", "PAY-100",
+                                          "https://elsewhere.test/a/b/issues/100"]  # fmt: skip
+    assert report["context"]["unlisted"] == 198 and len(jira.requests) == 2
+    assert report["context"]["notes"] == [
+        "198 more tickets named by the change were not read: max_tickets is 3"]
+    assert err.count("not read") == 3  # PAY-100 (404), the other host, and the count
+    assert "The change names 200 more tickets that were not read" in first_message(bodies)
 
 
 def test_a_ticket_named_by_hand_that_is_no_ticket_is_one_line_and_exit_2(

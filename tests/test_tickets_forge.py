@@ -103,8 +103,11 @@ def test_a_private_repository_the_token_cannot_see_is_a_404_and_the_review_goes_
     report = json.loads(Path(run.outputs["report"]).read_text())
     tickets = {t["key"]: t for t in report["context"]["tickets"]}
     assert "(404" in tickets["other/private#6"]["why"]
-    assert tickets["#8"]["why"] == "more tickets than max_tickets (4)"
+    # #8 and the github.com URL are past max_tickets: counted, not listed.
+    assert list(tickets) == ["#3", "#7", "other/public#5", "other/private#6"]
+    assert report["context"]["unlisted"] == 2
     assert "ticket other/private#6 not read: GitHub could not find" in run.err
+    assert "2 more tickets named by the change were not read: max_tickets is 4" in run.err
 
 
 def test_a_pull_request_of_a_private_repository_is_named_without_its_title(

@@ -251,7 +251,7 @@ def _review(case: EvalCase, options: RunOptions) -> tuple[dict[str, Any], bool]:
     shown = gather_tickets(
         TicketRequest(given=case.tickets, detect=False), [], ticket_settings(settings), {},
         lambda line: None,
-    )  # fmt: skip
+    ).tickets  # fmt: skip
     context = StageInput(root, base, head, info, asked, (), shown, case.learnings)
     if stored is not None and (not stage or "finding_data" in stored):
         return _after_review(stored, stage, context, options.cache), True

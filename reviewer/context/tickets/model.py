@@ -83,3 +83,19 @@ class Ticket:
     read: bool = False
     why: str = ""
     cut: str = ""
+
+
+@dataclass(frozen=True)
+class TicketContext:
+    """The tickets of a review: those listed (read, or each with why not; at most
+    `max_tickets`), how many more the change named (not read, not listed one by one), and
+    notes that say why, one line each."""
+
+    tickets: tuple[Ticket, ...] = ()
+    unlisted: int = 0
+    notes: tuple[str, ...] = ()
+
+    @property
+    def not_read(self) -> int:
+        """Every ticket named and not shown to the model, listed or not."""
+        return self.unlisted + sum(1 for ticket in self.tickets if not ticket.read)

@@ -14,9 +14,16 @@ from dataclasses import dataclass, field, replace
 
 from reviewer.context.jira import JiraError, JiraIssue, jira_reader
 from reviewer.context.tickets.detect import find_tickets, named_ticket, unique
-from reviewer.context.tickets.model import ForgeSite, Ticket, TicketRef, TicketRequest
+from reviewer.context.tickets.model import (
+    ForgeSite,
+    Ticket,
+    TicketContext,
+    TicketRef,
+    TicketRequest,
+)
 from reviewer.errors import ReviewerError
 from reviewer.settings.prompts import fence_for
+from reviewer.wording import plural
 
 # What of one ticket the model is shown: a few thousand characters (its goal and acceptance
 # criteria are at the top), its title on one line.
@@ -43,13 +50,14 @@ def gather_tickets(
     settings: TicketSettings,
     environ: Mapping[str, str],
     log: Log,
-) -> tuple[Ticket, ...]:
+) -> TicketContext:
     """The tickets of a review, read or each with why not: those given (an evaluation's),
     then those named by hand, then those `texts` name (title, branch, description, commit
-    messages), once each, at most `max_tickets` asked. A --ticket that names nothing is a
+    messages), once each. At most `max_tickets` are listed (asked, or named on another
+    host); the rest are counted, with a note. A --ticket that names nothing is a
     ReviewerError (bad input), raised before anything is asked."""
     if settings.tickets == "off":
-        return ()
+        return TicketContext()
     sites = request.sites
     named = [named_ticket(text, sites=sites, jira_url=settings.jira_url) for text in request.named]
     found = find_tickets(
@@ -63,24 +71,27 @@ def gather_tickets(
     room = max(settings.max_tickets - len(request.given), 0)
     reader = _Reader(sites, settings.jira_url, environ)
     tickets = [_cut(ticket) for ticket in request.given[: settings.max_tickets]]
-    asked = 0
-    for ref in refs:
-        if ref.refused:
-            tickets.append(Ticket(ref.key, ref.url, why=ref.refused))
-        elif asked < room:
-            asked += 1
-            tickets.append(reader.read(ref))
-        else:
-            why = f"more tickets than max_tickets ({settings.max_tickets})"
-            tickets.append(Ticket(ref.key, ref.url, why=why))
+    listed = refs[:room]
+    for ref in listed:
+        tickets.append(Ticket(ref.key, ref.url, why=ref.refused) if ref.refused
+                       else reader.read(ref))  # fmt: skip
+    notes: list[str] = []
+    unlisted = max(len(request.given) - settings.max_tickets, 0) + len(refs) - len(listed)
+    if unlisted:
+        notes.append(
+            f"{plural(unlisted, 'more ticket')} named by the change "
+            f"{'was' if unlisted == 1 else 'were'} not read: max_tickets is {settings.max_tickets}"
+        )
     for ticket in tickets:
         if not ticket.read:
             log(f"ticket {ticket.key} not read: {ticket.why}")
+    for note in notes:
+        log(note)
     shown = [t for t in tickets if t.read]
     if shown:
         log("tickets shown to the model: " + ", ".join(
             t.key + (" (cut)" if t.cut else "") for t in shown))  # fmt: skip
-    return tuple(tickets)
+    return TicketContext(tuple(tickets), unlisted, tuple(notes))
 
 
 @dataclass
