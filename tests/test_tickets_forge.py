@@ -20,12 +20,15 @@ from reviewer.cli.program import main
 from reviewer.testing import FakeLLM
 from reviewer.testing.fake_github import FakeGitHub
 from reviewer.testing.fake_gitlab import FakeGitLab
+from reviewer.testing.fake_jira import FakeJira
 from tests.conftest import GitRepo
 from tests.gitlab_fixtures import make_merge_request
 from tests.test_action import TOKEN, pr_repo, run_action, submit  # noqa: F401 (fixture)
 from tests.test_gitlab_flow import MergeRequest
 
 AUTHOR = "octocat"  # who opens the fake's pull request
+JIRA_TOKEN = "jira-" + "T0ken" * 5
+JIRA_EMAIL = "dev@acme.test"
 ISSUE_3 = "Averages must be computed over prices in cents, never floats."
 
 
@@ -158,6 +161,43 @@ def test_issue_reads_wait_out_github_rate_limits_like_every_other_call(
     assert asked.count(("/repos/acme/shop/issues/3", 200)) == 1
 
 
+@pytest.mark.parametrize(("role", "reads"), [("read", False), ("triage", False),
+                                             ("write", True), ("maintain", True)])
+def test_tickets_named_by_a_change_are_read_only_when_its_author_may_write(
+    role: str, reads: bool, pr_repo: GitRepo, tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    """On a public repository anyone may open a pull request naming PAY-42: the team's Jira
+    token would read it into a review posted in public. The tickets a change's own text
+    names are read only when its author may write to the repository (GitHub's permission:
+    admin, maintain or write); otherwise none is asked, and one line says so."""
+    with FakeJira(kind="cloud", email=JIRA_EMAIL, token=JIRA_TOKEN) as jira, \
+            pull_naming(pr_repo, "Fixes #3, per PAY-42.") as github:  # fmt: skip
+        jira.add_issue("PAY-42", "Refunds", "Refund emails carry the partner's margin.")
+        github.add_collaborator(AUTHOR, role)
+        run = run_action(github, pr_repo.root, [submit()], tmp_path, monkeypatch, capsys,
+                         REVIEWER_JIRA_URL=jira.url, REVIEWER_JIRA_TOKEN=JIRA_TOKEN,
+                         REVIEWER_JIRA_EMAIL=JIRA_EMAIL, REVIEWER_JIRA_PROJECTS="PAY")  # fmt: skip
+        jira_asked = [r.path for r in jira.requests]
+        asked = [r.path for r in github.requests if r.method == "GET"]
+    assert run.code == 0
+    context = json.loads(Path(run.outputs["report"]).read_text())["context"]
+    task = run.llm_bodies[0]["messages"][1]["content"]
+    assert f"/repos/acme/shop/collaborators/{AUTHOR}/permission" in asked
+    if reads:
+        assert [(t["key"], t["read"]) for t in context["tickets"]] == [("#3", True),
+                                                                        ("PAY-42", True)]
+        assert ISSUE_3 in task and "partner's margin" in task
+        return
+    said = (f"2 tickets named by the change were not read: its author ({AUTHOR}) cannot write "
+            "to the repository")  # fmt: skip
+    assert context == {"tickets": [], "unlisted": 2, "notes": [said]}
+    assert jira_asked == [] and "/repos/acme/shop/issues/3" not in asked
+    assert ISSUE_3 not in task and "partner's margin" not in task
+    assert "The change names 2 tickets, none of which could be read here" in task
+    assert run.err.count(said) == 1
+
+
 @pytest.fixture
 def gitlab_mr(
     repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -187,14 +227,35 @@ def test_a_gitlab_merge_request_reads_its_issues_but_never_a_confidential_one(
     assert gitlab_mr.gitlab.token not in json.dumps(run.llm_bodies) + run.err
 
 
-def test_without_a_token_a_gitlab_run_names_its_issues_and_reads_none(
+def test_a_merge_request_by_a_reporter_has_none_of_its_issues_read(
+    gitlab_mr: MergeRequest,
+) -> None:
+    """GitLab: the author's role on the project (members/all) must be Developer (30) or more;
+    a Reporter's merge request names tickets that are not read."""
+    gitlab_mr.gitlab.add_member("alice", "reporter")
+    run = gitlab_mr.run([submit()], REVIEWER_MAX_TICKETS="4")
+    assert run.code == 0
+    context = run.report()["context"]
+    assert context["tickets"] == [] and context["unlisted"] == 4
+    assert context["notes"] == ["4 tickets named by the change were not read: its author "
+                                "(alice) cannot write to the repository"]  # fmt: skip
+    asked = [r.path for r in gitlab_mr.gitlab.requests if "/issues/" in r.path]
+    assert asked == []
+    assert "Each changed line keeps its number." not in json.dumps(run.llm_bodies)
+
+
+def test_without_a_token_a_gitlab_run_reads_none_of_the_tickets_its_text_names(
     gitlab_mr: MergeRequest,
 ) -> None:
     run = gitlab_mr.run([submit()], unset=("REVIEWER_GITLAB_TOKEN",),
                         CI_MERGE_REQUEST_DESCRIPTION="Closes #4.")  # fmt: skip
     assert run.code == 0
-    (ticket,) = run.report()["context"]["tickets"]
-    assert ticket["key"] == "#4" and ticket["read"] is False and "no token" in ticket["why"]
+    # Without a token nobody's role can be asked: the change's own tickets are not read
+    # (a Jira key would not be either), and the report says why.
+    context = run.report()["context"]
+    assert context["tickets"] == [] and context["unlisted"] == 1
+    assert context["notes"] == ["1 ticket named by the change was not read: its author is "
+                                "unknown (no token reads it), so whether they may write is too"]
 
 
 def test_a_local_run_reads_an_issue_url_named_with_ticket_using_github_token(

@@ -150,6 +150,8 @@ class GitLabMergeRequest:
             if not self._user_ids:
                 self._discussions()  # learns the ids of everyone who acted
             user_id = self._user_ids.get(login)
+            if user_id is None and login == self.info.author and self.info.author_id:
+                user_id = self.info.author_id  # the merge request's author, who may not act
             level = self.client.access_level(user_id) if user_id is not None else 0
             self._permissions[login] = PERMISSIONS.get(level, Permission.NONE)
         return self._permissions[login]

@@ -68,6 +68,11 @@ class TicketRequest:
     given: tuple[Ticket, ...] = ()
     # Look for tickets in the change's text (an evaluation's cases carry theirs: False).
     detect: bool = True
+    # On a forge: why the tickets the change's own text names are not read ("" when they
+    # are: its author may write to the repository), asked once, only when the text names
+    # one to read. The change's text is its author's, and a ticket read with the team's
+    # tokens may be quoted in a public review. None (a local run): they are read.
+    author_refusal: Callable[[], str] | None = None
 
 
 @dataclass(frozen=True)

@@ -67,7 +67,19 @@ def gather_tickets(
         jira_projects=settings.jira_projects,
     )
     given = {ticket.key.upper() for ticket in request.given}
-    refs = [ref for ref in unique([*named, *found]) if ref.key.upper() not in given]
+    by_hand = unique(named)
+    refs = [ref for ref in unique([*by_hand, *found]) if ref.key.upper() not in given]
+    notes: list[str] = []
+    unlisted = 0
+    # Those only the change's text names (unique keeps the ones named by hand first).
+    from_text = [ref for ref in refs if ref not in by_hand]
+    if request.author_refusal is not None and any(not ref.refused for ref in from_text):
+        why = request.author_refusal()
+        if why:
+            refs = [ref for ref in refs if ref in by_hand]
+            unlisted = len(from_text)
+            notes.append(f"{plural(unlisted, 'ticket')} named by the change "
+                         f"{'was' if unlisted == 1 else 'were'} not read: {why}")  # fmt: skip
     room = max(settings.max_tickets - len(request.given), 0)
     reader = _Reader(sites, settings.jira_url, environ)
     tickets = [_cut(ticket) for ticket in request.given[: settings.max_tickets]]
@@ -75,13 +87,13 @@ def gather_tickets(
     for ref in listed:
         tickets.append(Ticket(ref.key, ref.url, why=ref.refused) if ref.refused
                        else reader.read(ref))  # fmt: skip
-    notes: list[str] = []
-    unlisted = max(len(request.given) - settings.max_tickets, 0) + len(refs) - len(listed)
-    if unlisted:
+    past = max(len(request.given) - settings.max_tickets, 0) + len(refs) - len(listed)
+    if past:
         notes.append(
-            f"{plural(unlisted, 'more ticket')} named by the change "
-            f"{'was' if unlisted == 1 else 'were'} not read: max_tickets is {settings.max_tickets}"
+            f"{plural(past, 'more ticket')} named by the change "
+            f"{'was' if past == 1 else 'were'} not read: max_tickets is {settings.max_tickets}"
         )
+    unlisted += past
     for ticket in tickets:
         if not ticket.read:
             log(f"ticket {ticket.key} not read: {ticket.why}")
