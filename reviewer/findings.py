@@ -339,8 +339,11 @@ class ReviewResult:
     verification_usage: Usage = field(default_factory=Usage)
     verification_price: ModelPrice | None = None
     verification_model: str = ""
-    # The tickets the change names: what the model was told the change is for.
+    # The tickets the change names: what the model was told the change is for; how many
+    # more it named (not read, not listed one by one), and why, one note a line.
     tickets: tuple[TicketUse, ...] = ()
+    tickets_unlisted: int = 0
+    tickets_notes: tuple[str, ...] = ()
 
     @property
     def unverified(self) -> tuple[Finding, ...]:

@@ -83,3 +83,41 @@ def test_the_loop_and_the_model_client_import_nothing_above_them() -> None:
         "change": [],
         "context": [],
     }
+
+
+def _forge_names_compared(tree: ast.AST) -> list[int]:
+    """Lines that compare something with a forge's name ("github", "gitlab"): a switch on
+    the forge, which belongs in an adapter."""
+    lines = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            values = [node.left, *node.comparators]
+            if any(isinstance(v, ast.Constant) and str(v.value).lower() in ("github", "gitlab")
+                   for v in values):  # fmt: skip
+                lines.append(node.lineno)
+    return lines
+
+
+def test_the_core_never_switches_on_the_forge() -> None:
+    """What differs between forges is said by the adapter (`issue_kind`, `dialect`, `words`,
+    ...); the core only passes it on (review_flow.py once chose the issues' kind by
+    comparing `dialect` with "gitlab")."""
+    root = Path(reviewer.forge.__file__).parent
+    found = {
+        str(path.relative_to(root)): lines
+        for path in sorted(root.rglob("*.py"))
+        if (lines := _forge_names_compared(ast.parse(path.read_text(encoding="utf-8"))))
+    }
+    assert found == {}
+    assert _forge_names_compared(ast.parse('kind = "gitlab" if d == "gitlab" else "x"')) == [1]
+
+
+def test_each_adapter_says_how_its_forge_writes_issues() -> None:
+    from reviewer.github.adapter import GitHubPull
+    from reviewer.gitlab.adapter import GitLabMergeRequest
+    from reviewer.gitlab.unposted import UnpostedMergeRequest
+
+    kinds = {cls.__name__: cls.issue_kind
+             for cls in (GitHubPull, GitLabMergeRequest, UnpostedMergeRequest)}  # fmt: skip
+    assert kinds == {"GitHubPull": "github", "GitLabMergeRequest": "gitlab",
+                     "UnpostedMergeRequest": "gitlab"}  # fmt: skip

@@ -8,6 +8,7 @@ words and is checked against them. The model is the scripted fake LLM over real 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,12 @@ from typing import Any
 import pytest
 
 from reviewer.cli.program import main
-from reviewer.context.tickets.detect import find_tickets, named_ticket
+from reviewer.context.tickets.detect import (
+    MAX_SCANNED_CHARS,
+    find_tickets,
+    named_ticket,
+    scanned,
+)
 from reviewer.context.tickets.model import ForgeIssue, ForgeSite
 from reviewer.errors import ReviewerError
 from reviewer.testing import FakeLLM, reply, tool_call
@@ -71,6 +77,59 @@ def test_hostile_and_plain_texts_that_look_like_tickets() -> None:
         "PAY-8 (refused)", "https://ghe.evil.test/a/b/issues/3 (refused)"]  # fmt: skip
     # The pull request's own URL is not an issue.
     assert keys(["https://github.com/acme/shop/pull/7"]) == []
+
+
+def test_references_beyond_the_scanned_bound_of_a_text_are_not_looked_for() -> None:
+    """Each text (title, branch, description, a commit message) is looked at up to
+    MAX_SCANNED_CHARS: a reference past it is not found, one before it is, in every text."""
+    near = "x" * (MAX_SCANNED_CHARS - 20) + " #12 PAY-1 "
+    assert len(near) <= MAX_SCANNED_CHARS
+    far = near + "y" * 40 + " #13 PAY-2 https://github.com/acme/shop/issues/14"
+    assert keys([far, far.replace("#12", "#15")]) == ["#12", "PAY-1", "#15"]
+    # Crafted texts: many URL starts in one word, many `#N`, a long path before `#2` (its
+    # reference is past the bound, and the text has no space to cut at: none is read).
+    hostile = ["#1 " + "http://a/" * 2_000, "https://x/browse" * 1_200, "#1 " * 40_000,
+               "a/" * 50_000 + "#2"]  # fmt: skip
+    assert keys(hostile) == ["#1"] and scanned(hostile[3]) == ""
+
+
+def _repeats_inside(tree: Any, inside: str = "") -> list[str]:
+    """What a parsed pattern repeats inside a repeat (a nested quantifier) or alternates
+    inside a repeat: the shapes whose backtracking can grow faster than the text."""
+    found: list[str] = []
+    for op, arg in tree:
+        name = str(op)
+        if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+            if inside:
+                found.append(f"{name} inside {inside}")
+            # An optional part (`(?::\\d{1,5})?`) is read at most once: no repeat around it.
+            found += _repeats_inside(arg[2], name if arg[1] > 1 else inside)
+        elif name == "BRANCH":
+            if inside:
+                found.append(f"an alternation inside {inside}")
+            for branch in arg[1]:
+                found += _repeats_inside(branch, inside)
+        elif name == "SUBPATTERN":
+            found += _repeats_inside(arg[3], inside)
+        elif name in ("ASSERT", "ASSERT_NOT", "ATOMIC_GROUP"):
+            found += _repeats_inside(arg[1] if name != "ATOMIC_GROUP" else arg, inside)
+    return found
+
+
+def test_the_ticket_patterns_have_no_nested_or_alternating_repeats() -> None:
+    import re._parser as sre_parse  # the parser `re` itself uses
+
+    from reviewer.context.tickets import detect
+
+    gitlab = ForgeSite("gitlab", "https://gitlab.test/prefix", "g/p", never)
+    patterns = {name: value.pattern for name, value in vars(detect).items()
+                if isinstance(value, re.Pattern)}  # fmt: skip
+    patterns |= {f"_REPO_REF[{kind}]": p.pattern for kind, p in detect._REPO_REF.items()}
+    patterns |= {f"site {s.kind}": detect._site_urls(s).pattern for s in (GITHUB, gitlab)}
+    assert len(patterns) >= 8
+    shapes = {name: _repeats_inside(sre_parse.parse(p)) for name, p in patterns.items()}
+    assert {name: found for name, found in shapes.items() if found} == {}
+    assert _repeats_inside(sre_parse.parse(r"(?:/[\w.]+)+#\d")) == ["MAX_REPEAT inside MAX_REPEAT"]
 
 
 def test_a_ticket_named_by_hand_is_checked_before_anything_is_asked() -> None:
@@ -294,11 +353,37 @@ def test_named_tickets_come_first_and_max_tickets_bounds_what_is_asked(
     code, report, bodies = review(refund_repo, [submit()], tmp_path, monkeypatch,
                                      "--ticket", "pay-43")  # fmt: skip
     assert code == 0 and [r.path for r in jira.requests] == ["/rest/api/3/issue/PAY-43"]
-    tickets = {t["key"]: t for t in report["context"]["tickets"]}
-    assert list(tickets) == ["PAY-43", "PAY-42"]
-    assert tickets["PAY-42"]["why"] == "more tickets than max_tickets (1)"
-    assert "Send one email per refund." in first_message(bodies)
-    assert "ticket PAY-42 not read: more tickets than max_tickets (1)" in capsys.readouterr().err
+    # The ticket read is named; the one past max_tickets is counted, in the report, the log
+    # and the first message (the model knows there is more to what the change is for).
+    assert [t["key"] for t in report["context"]["tickets"]] == ["PAY-43"]
+    said = "1 more ticket named by the change was not read: max_tickets is 1"
+    assert report["context"]["unlisted"] == 1 and report["context"]["notes"] == [said]
+    assert said in capsys.readouterr().err
+    task = first_message(bodies)
+    assert "Send one email per refund." in task
+    assert "The change names 1 more ticket that was not read" in task
+
+
+def test_a_change_naming_hundreds_of_tickets_lists_max_tickets_and_counts_the_rest(
+    refund_repo: GitRepo, env: None, jira: FakeJira, tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    """Counts survive cuts: 200 keys and links on other hosts in a commit message cost the
+    log a few lines, the report max_tickets entries and a count, whatever they are."""
+    refund_repo.write("notes.md", "see\n")
+    refund_repo.commit(" ".join(f"PAY-{n} https://elsewhere.test/a/b/issues/{n}"
+                                for n in range(100, 200)))  # fmt: skip
+    code, report, bodies = review(refund_repo, [submit()], tmp_path, monkeypatch)
+    err = capsys.readouterr().err
+    assert code == 0 and report["status"] == "complete"
+    listed = report["context"]["tickets"]
+    assert [t["key"] for t in listed] == ["PAY-42", "PAY-100",
+                                          "https://elsewhere.test/a/b/issues/100"]  # fmt: skip
+    assert report["context"]["unlisted"] == 198 and len(jira.requests) == 2
+    assert report["context"]["notes"] == [
+        "198 more tickets named by the change were not read: max_tickets is 3"]
+    assert err.count("not read") == 3  # PAY-100 (404), the other host, and the count
+    assert "The change names 200 more tickets that were not read" in first_message(bodies)
 
 
 def test_a_ticket_named_by_hand_that_is_no_ticket_is_one_line_and_exit_2(

@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from reviewer import __version__
 from reviewer.context.tickets.model import TicketRequest
+from reviewer.context.tickets.read import gather_tickets
 from reviewer.errors import ReviewerError
 from reviewer.eval import verification
 from reviewer.eval.cache import Cache, key_of
@@ -41,7 +42,7 @@ from reviewer.findings import Finding, Usage
 from reviewer.report import write_transcript
 from reviewer.review.context import ChangeInfo
 from reviewer.settings.layers import load_settings
-from reviewer.settings.prompts import prompt_texts
+from reviewer.settings.prompts import PROMPT_NAMES, VERIFY_PROMPT_NAMES, prompt_texts
 from reviewer.wording import plural
 from reviewer.workspace import repository_root, resolve_commit
 
@@ -208,7 +209,7 @@ def _judge_all(run: CaseRun, judge: LLMJudge, cache: Cache) -> None:
 def _review(case: EvalCase, options: RunOptions) -> tuple[dict[str, Any], bool]:
     """The case's review record, from the cache or by running the normal review."""
     from reviewer.review.pipeline import run_review
-    from reviewer.review.prepare import ReviewRequest
+    from reviewer.review.prepare import ReviewRequest, ticket_settings
 
     root = repository_root(case.repo)
     base, head = resolve_commit(root, case.base), resolve_commit(root, case.head)
@@ -226,10 +227,7 @@ def _review(case: EvalCase, options: RunOptions) -> tuple[dict[str, Any], bool]:
         )
     excluded = _NOT_IN_KEY | POST_REVIEW_SETTINGS if stage else _NOT_IN_KEY
     settings_json = settings.model_dump(mode="json", exclude=excluded)
-    prompts = {
-        name: hashlib.sha256(text.encode()).hexdigest()[:12]
-        for name, text in prompt_texts(root, base).items()
-    }
+    prompts = _prompt_hashes(root, base, PROMPT_NAMES)
     key = key_of(
         "review",
         __version__,
@@ -242,13 +240,18 @@ def _review(case: EvalCase, options: RunOptions) -> tuple[dict[str, Any], bool]:
         case.repository,
         settings_json,
         prompts,
-        # Only when the case gives learnings: the keys of cases without them stay as they were.
-        *(("learnings", case.learnings) if case.learnings is not None else ()),
+        # The case's learnings text; None: the base's .reviewer/learnings.md (`base` is in
+        # the key). The verification's prompts are in the post-review stage's key.
+        ("learnings", case.learnings),
     )
     stored = options.cache.get("reviews", key)
     info = ChangeInfo(case.title, case.description, case.repository)
-    # The case's tickets, as the review shows them (none with tickets = "off").
-    shown = case.tickets[: settings.max_tickets] if settings.tickets == "auto" else ()
+    # The case's tickets as the review shows them, by the review's own function: at most
+    # max_tickets, each cut (none with tickets = "off").
+    shown = gather_tickets(
+        TicketRequest(given=case.tickets, detect=False), [], ticket_settings(settings), {},
+        lambda line: None,
+    ).tickets  # fmt: skip
     context = StageInput(root, base, head, info, asked, (), shown, case.learnings)
     if stored is not None and (not stage or "finding_data" in stored):
         return _after_review(stored, stage, context, options.cache), True
@@ -306,6 +309,14 @@ def _review(case: EvalCase, options: RunOptions) -> tuple[dict[str, Any], bool]:
     return _after_review(record, stage, context, options.cache), False
 
 
+def _prompt_hashes(root: Path, base: str, names: tuple[str, ...]) -> dict[str, str]:
+    """A short hash of each template `names` at `base` (override or packaged)."""
+    return {
+        name: hashlib.sha256(text.encode()).hexdigest()[:12]
+        for name, text in prompt_texts(root, base, names).items()
+    }
+
+
 def transcript_path(folder: Path, case_id: str) -> Path:
     """DIR/CASE.jsonl: the case id (a dataset's text) made a plain file name, with a hash
     of it so that two ids that read alike stay two files."""
@@ -322,11 +333,14 @@ def _after_review(
     if stage is None or record["status"] != "complete":
         return {k: v for k, v in record.items() if k != "finding_data"}
     name = getattr(stage, "__qualname__", type(stage).__name__)
+    # The verification's own prompts (the review's are in the review's key).
+    prompts = _prompt_hashes(context.root, context.base, VERIFY_PROMPT_NAMES)
     key = key_of(
         "post-review",
         record["key"],
         name,
         context.settings.model_dump(mode="json", exclude=_NOT_IN_KEY),
+        prompts,
     )
     stored = cache.get("post-review", key)
     if stored is None:
@@ -350,6 +364,7 @@ def _after_review(
     reviewed = {k: v for k, v in record.items() if k != "finding_data"}
     return {
         **reviewed,
+        "prompt_hashes": {**reviewed["prompt_hashes"], **prompts},
         "findings": stored["findings"],
         "verification": {
             "stage": name,

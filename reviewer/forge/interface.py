@@ -26,7 +26,7 @@ from enum import IntEnum
 from pathlib import Path
 from typing import Any, Protocol
 
-from reviewer.context.tickets.model import ForgeIssue
+from reviewer.context.tickets.model import ForgeIssue, ForgeKind
 from reviewer.errors import ReviewerError
 from reviewer.findings import Finding
 from reviewer.forge.signing import Signer
@@ -196,6 +196,10 @@ class ChangeRequestForge(Protocol):
     # Whose Markdown every body posted here is written in ("github", "gitlab": mdtext.py),
     # so the forge's own references and commands in untrusted text stay inert.
     dialect: str
+    # How the forge writes its issues' references and URLs (`#12`, `owner/repo#12`,
+    # `.../issues/12` or `group/project#12`, `.../-/issues/12`): the row of
+    # context/tickets/detect.py the tickets a change names are found with.
+    issue_kind: ForgeKind
 
     def suggestion_info(self, finding: Finding) -> str:
         """The info string of the finding's suggestion block, in the forge's syntax (GitHub

@@ -14,11 +14,11 @@ from dataclasses import replace
 
 from reviewer.context.tickets.detect import forge_web
 from reviewer.context.tickets.model import ForgeSite, TicketRequest
-from reviewer.errors import ExitCode
+from reviewer.errors import ExitCode, ReviewerError
 from reviewer.findings import Finding, ReviewResult, Severity
 from reviewer.forge.carry import still_open
 from reviewer.forge.conversation import answer, ignored, listen, settle
-from reviewer.forge.interface import CISide, Comment, OpenChange, Opener
+from reviewer.forge.interface import CISide, Comment, OpenChange, Opener, Permission
 from reviewer.forge.memory import next_state, our_summary, state_line
 from reviewer.forge.posting import closing_line, post
 from reviewer.forge.run_files import TRUE_WORDS, check_run_files, write_run_files
@@ -166,15 +166,34 @@ def request_for(
         info=ChangeInfo(pr.info.title, pr.info.body, ci.repository),
         keep_transcript=False,
         announce_settings=False,
-        tickets=TicketRequest(branch=pr.info.head_ref, sites=(forge_site(pr, ci),)),
+        tickets=TicketRequest(
+            branch=pr.info.head_ref,
+            sites=(forge_site(pr, ci),),
+            author_refusal=lambda: author_refusal(pr),
+        ),
     )
+
+
+def author_refusal(pr: OpenChange) -> str:
+    """Why the tickets the change's text names are not read ("" when they are): only a
+    change whose author may write to the repository (GitHub write, maintain or admin;
+    GitLab Developer or more) has them read with the run's tokens, since a review may quote
+    them where anyone reads it. When the forge cannot say, they are not read."""
+    author = pr.info.author
+    if not author:
+        return "its author is unknown (no token reads it), so whether they may write is too"
+    try:
+        may_write = pr.forge.permission(author) >= Permission.WRITE
+    except ReviewerError as exc:
+        return f"whether its author ({author}) may write to the repository is unknown ({exc})"
+    return "" if may_write else f"its author ({author}) cannot write to the repository"
 
 
 def forge_site(pr: OpenChange, ci: CISide) -> ForgeSite:
     """The forge the run is on, as the tickets see it: its web root (from the change
     request's URL), the repository, and its issues read through the adapter."""
     return ForgeSite(
-        kind="gitlab" if pr.forge.dialect == "gitlab" else "github",
+        kind=pr.forge.issue_kind,
         web=forge_web(pr.info.url, ci.repository),
         repository=ci.repository,
         read=pr.forge.issue,

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from reviewer.context.tickets.model import ForgeIssue
+from reviewer.context.tickets.model import ForgeIssue, ForgeKind
 from reviewer.errors import ReviewerError
 from reviewer.findings import Finding
 from reviewer.forge.fetch import ensure_commits
@@ -59,6 +59,7 @@ class GitHubPull:
     words = WORDS
     own_mention = ""  # the `mention` setting's default: an App cannot be mentioned
     dialect = "github"
+    issue_kind: ForgeKind = "github"
 
     def __init__(self, client: GitHubClient, pull: Any) -> None:  # PyGithub's PullRequest
         self.client = client

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from reviewer.context.tickets.model import ForgeIssue
+from reviewer.context.tickets.model import ForgeIssue, ForgeKind
 from reviewer.findings import Finding
 from reviewer.forge.interface import (
     THUMBS_DOWN,
@@ -93,6 +93,7 @@ class GitLabMergeRequest:
     cannot_resolve = CANNOT_RESOLVE
     words = WORDS
     dialect = "gitlab"
+    issue_kind: ForgeKind = "gitlab"
 
     def __init__(self, client: gl.GitLabClient, signer: Signer) -> None:
         self.client = client
@@ -149,6 +150,8 @@ class GitLabMergeRequest:
             if not self._user_ids:
                 self._discussions()  # learns the ids of everyone who acted
             user_id = self._user_ids.get(login)
+            if user_id is None and login == self.info.author and self.info.author_id:
+                user_id = self.info.author_id  # the merge request's author, who may not act
             level = self.client.access_level(user_id) if user_id is not None else 0
             self._permissions[login] = PERMISSIONS.get(level, Permission.NONE)
         return self._permissions[login]

@@ -132,6 +132,7 @@ class GitLabClient:
             web_url=data.get("web_url") or "",
             source_branch=data.get("source_branch") or "",
             target_branch=data.get("target_branch") or "",
+            author_id=int((data.get("author") or {}).get("id") or 0),
         )
 
     def me(self) -> tuple[int, str]:

@@ -27,6 +27,7 @@ class MergeRequestInfo:
     web_url: str
     source_branch: str = ""
     target_branch: str = ""
+    author_id: int = 0  # what GitLab's members API is asked with (0: unknown)
 
     @property
     def is_fork(self) -> bool:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from reviewer.context.tickets.model import ForgeIssue
+from reviewer.context.tickets.model import ForgeIssue, ForgeKind
 from reviewer.findings import Finding
 from reviewer.forge.interface import (
     ChangeRequest,
@@ -35,6 +35,7 @@ class UnpostedMergeRequest:
     cannot_resolve = ""
     words = WORDS
     dialect = "gitlab"
+    issue_kind: ForgeKind = "gitlab"
     bot_login = ""
     own_mention = ""  # it answers no question: it reads no note
 

@@ -113,7 +113,11 @@ def to_report(result: ReviewResult, redact: Callable[[str], str] = str) -> Repor
         duration_seconds=round(max(0.0, result.duration_seconds), 3),
         tool_calls=result.tool_calls,
         turns=result.turns,
-        context=ContextV1(tickets=[TicketV1(**asdict(t)) for t in result.tickets]),
+        context=ContextV1(
+            tickets=[TicketV1(**asdict(t)) for t in result.tickets],
+            unlisted=result.tickets_unlisted,
+            notes=list(result.tickets_notes),
+        ),
     )
 
 
@@ -186,6 +190,8 @@ def parse_json(text: str | bytes) -> ReviewResult:
         turns=report.turns,
         incomplete_reason=report.incomplete_reason,
         tickets=tuple(TicketUse(**t.model_dump()) for t in report.context.tickets),
+        tickets_unlisted=report.context.unlisted,
+        tickets_notes=tuple(report.context.notes),
     )
 
 

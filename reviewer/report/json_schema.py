@@ -197,7 +197,16 @@ class ContextV1(_Strict):
     tickets: list[TicketV1] = Field(
         default_factory=list,
         description="The tickets the change names (title, description, branch, commit "
-        "messages, --ticket), in that order: what the model was told the change is for.",
+        "messages, --ticket), in that order: what the model was told the change is for. "
+        "At most max_tickets; the rest are counted in `unlisted`.",
+    )
+    unlisted: int = Field(
+        0, ge=0, description="How many more tickets the change named: not read, not listed "
+        "one by one (past max_tickets, or named by a change whose author may not write).",
+    )  # fmt: skip
+    notes: list[str] = Field(
+        default_factory=list,
+        description="Why tickets named were not read or not listed, one line each.",
     )
 
 

@@ -102,6 +102,7 @@ def build_plan(
     config_revision: str | None,
     redact: Callable[[str], str] = str,
     tickets: Sequence[Ticket] = (),
+    tickets_not_read: int = 0,
     learnings: Learnings = NO_LEARNINGS,
 ) -> ReviewPlan:
     """The messages for one agent loop per batch. One batch when the diff fits the window.
@@ -140,6 +141,8 @@ def build_plan(
         "fence": fence_for(info.description + info.title),
         # What the change is for: the tickets it names, read (prompts/_tickets.md.j2).
         "tickets": ticket_values(tickets),
+        # How many tickets the change named that the model is not shown (counts survive cuts).
+        "tickets_not_read": tickets_not_read,
         "verifying": False,
         "batch": "",
         # The noise table (data/noise.toml), the one source of what the model is told.

@@ -14,7 +14,7 @@ from typing import Any
 
 from reviewer.change import Change, load_change
 from reviewer.change.selection import select_files
-from reviewer.context.tickets.model import Ticket, TicketRequest
+from reviewer.context.tickets.model import Ticket, TicketContext, TicketRequest
 from reviewer.context.tickets.read import TicketSettings, gather_tickets
 from reviewer.errors import ReviewerError
 from reviewer.findings import FileCoverage, ModelPrice
@@ -116,8 +116,13 @@ class Prepared:
     price: ModelPrice | None
     # Where each setting's value comes from ("default", "the command line", a file).
     sources: dict[str, str]
-    # The tickets the change names, read (shown to the model) or each with why not.
-    tickets: tuple[Ticket, ...] = ()
+    # The tickets the change names, read (shown to the model) or each with why not, and how
+    # many more were named.
+    ticket_context: TicketContext = field(default_factory=TicketContext)
+
+    @property
+    def tickets(self) -> tuple[Ticket, ...]:
+        return self.ticket_context.tickets
 
     @property
     def head_label(self) -> str:
@@ -175,7 +180,8 @@ def prepare_review(
         root=root,
         config_revision=base,
         redact=redactor,
-        tickets=tickets,
+        tickets=tickets.tickets,
+        tickets_not_read=tickets.not_read,
         learnings=learnings,
     )
     coverage = _whole_coverage(change, plan.coverage, settings)
@@ -197,24 +203,29 @@ def _tickets(
     head: str | None,
     info: ChangeInfo,
     events: AgentEvents | None,
-) -> tuple[Ticket, ...]:
+) -> TicketContext:
     """The tickets the change names, in its title, description, branch and commit messages
     (reviewer/context/tickets/), read as the settings say. Nothing here stops the review: a
     ticket that cannot be read is a line of the log."""
     asked = request.tickets
     if asked is None or settings.tickets == "off":
-        return ()
+        return TicketContext()
     if not asked.branch and request.info is None:
         asked = replace(asked, branch=_branch(root, request.head))
     messages = [] if head is None else _commit_messages(root, base, head)
     return gather_tickets(
         asked,
         [info.title, info.description, *messages] if asked.detect else [],
-        TicketSettings(
-            settings.tickets, settings.max_tickets, settings.jira_url, settings.jira_projects
-        ),
+        ticket_settings(settings),
         os.environ,
         events.note if events is not None else lambda line: None,
+    )
+
+
+def ticket_settings(settings: Settings) -> TicketSettings:
+    """The settings that decide which tickets a review reads and how many."""
+    return TicketSettings(
+        settings.tickets, settings.max_tickets, settings.jira_url, settings.jira_projects
     )
 
 

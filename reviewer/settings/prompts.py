@@ -69,13 +69,16 @@ def prompt_environment(
     )
 
 
-def prompt_texts(root: Path, config_revision: str | None) -> dict[str, str]:
-    """Each template a review at `config_revision` renders: the repository's override, else
-    the packaged one (what an evaluation hashes to know which prompts produced a score)."""
+def prompt_texts(
+    root: Path, config_revision: str | None, names: tuple[str, ...] = PROMPT_NAMES
+) -> dict[str, str]:
+    """Each template `names` (those a review renders, or VERIFY_PROMPT_NAMES) at
+    `config_revision`: the repository's override, else the packaged one (what an evaluation
+    hashes to know which prompts produced a score)."""
     return {
         name: _read_override(root, name, config_revision)
         or (prompts_dir() / name).read_text(encoding="utf-8")
-        for name in PROMPT_NAMES
+        for name in names
     }
 
 

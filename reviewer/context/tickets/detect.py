@@ -12,6 +12,14 @@ What counts (the forge's kinds are rows of `_ISSUE_PATHS` and `_REPO_REF`):
 An issue URL or a Jira link on another host is named, never read: the run's tokens go to
 their own host only (`TicketRef.refused`). A change's text is written by its author, so this
 decides only what is *asked*; what is read is the trackers' own answer.
+
+Bounded: each text is looked at up to MAX_SCANNED_CHARS (cut at a space, so no reference is
+read half), and every pattern takes time in proportion to the text. No repeat is nested in
+another or holds an alternation, and every unbounded run stops at a mark that starts the
+next match (a URL's path and host never hold `:`, a path before `#12` is only read from the
+start of its word), so no part of a text is read again for each place a match could start.
+A GitLab path's segments are checked after the match (`_gitlab_path`), not by a nested
+repeat. bench/bench_tickets.py measures it against the patterns before.
 """
 
 from __future__ import annotations
@@ -23,13 +31,20 @@ from urllib.parse import urlsplit
 from reviewer.context.tickets.model import ForgeKind, ForgeSite, TicketRef
 from reviewer.errors import ReviewerError
 
+# How much of each text (title, branch, description, one commit message) is looked at for
+# references. GitHub keeps a pull request's description to 65,536 characters; the tickets
+# a change is for are named near its start.
+MAX_SCANNED_CHARS = 20_000
+_SPACE = re.compile(r"\s")
+
 # The path of an issue below a forge's web root, per forge kind: the repository, then the
 # issue's number. GitHub: github.com/OWNER/NAME/issues/N; GitLab: HOST/GROUP/.../PROJECT/-/
 # issues/N (the `web_url` of "Get a single project issue", docs.gitlab.com/api/issues/).
 _ISSUE_PATHS: dict[ForgeKind, str] = {
     "github": r"/(?P<repo>[A-Za-z0-9][A-Za-z0-9-]{0,38}/[A-Za-z0-9._-]{1,100})"
     r"/issues/(?P<n>\d{1,9})",
-    "gitlab": r"/(?P<repo>[\w.][\w.-]*(?:/[\w.][\w.-]*)+)/-/issues/(?P<n>\d{1,9})",
+    # The path's segments are checked by _gitlab_path: the shortest path before `/-/issues/`.
+    "gitlab": r"/(?P<repo>[\w.][\w./-]*?)/-/issues/(?P<n>\d{1,9})",
 }
 # `owner/repo#12` (GitHub's cross-repository reference) and `group/sub/project#12` (GitLab's):
 # a path before the `#`, not inside a URL or a longer path.
@@ -38,23 +53,27 @@ _REPO_REF: dict[ForgeKind, re.Pattern[str]] = {
         r"(?<![\w./:-])(?P<repo>[A-Za-z0-9][A-Za-z0-9-]{0,38}/[A-Za-z0-9._-]{1,100})"
         r"#(?P<n>\d{1,9})(?!\w)"
     ),
-    "gitlab": re.compile(
-        r"(?<![\w./:-])(?P<repo>[\w.][\w.-]*(?:/[\w.][\w.-]*)+)#(?P<n>\d{1,9})(?!\w)"
-    ),
+    # Only from the start of a word (the look-behind holds every character of the path);
+    # its segments are checked by _gitlab_path.
+    "gitlab": re.compile(r"(?<![\w./:-])(?P<repo>[\w.][\w./-]*)#(?P<n>\d{1,9})(?!\w)"),
 }
 # `#12`: not after a word, a path or an HTML character reference (`&#12;`).
 _OWN_REF = re.compile(r"(?<![\w/&#])#(?P<n>\d{1,9})(?!\w)")
 # Any issue URL of either shape, on any host: named, and refused when the host is not ours.
-_ANY_ISSUE_URL = re.compile(
-    r"https?://[^\s/?#<>()\[\]]+/[^\s?#<>()\[\]]*?/(?:-/)?issues/\d{1,9}(?![\w/])"
-)
+# Host and path hold no `:`, so a text of many `http://` reads each part once.
+_HOST = r"https?://[\w.-]+(?::\d{1,5})?"
+_PATH_CHAR = r"[^\s?#<>()\[\]:]"
+_ANY_ISSUE_URL = re.compile(rf"{_HOST}/{_PATH_CHAR}*?/(?:-/)?issues/\d{{1,9}}(?![\w/])")
 # A Jira key (a project key, a hyphen, a number), not inside a longer word.
 _JIRA_KEY = re.compile(r"(?<![A-Za-z0-9_-])(?P<project>[A-Za-z][A-Za-z0-9_]{0,49})-(?P<n>\d{1,9})"
                        r"(?![A-Za-z0-9])")  # fmt: skip
+# Jira may live under a path of its host (a Data Center context path): `(?:/...)?` keeps the
+# host's run and the path's apart.
 _JIRA_LINK = re.compile(
-    r"(?P<root>https?://[^\s?#<>()\[\]]+?)/browse/(?P<key>[A-Za-z][A-Za-z0-9_]{0,49}-\d{1,9})"
+    rf"(?P<root>{_HOST}(?:/{_PATH_CHAR}*?)?)/browse/(?P<key>[A-Za-z][A-Za-z0-9_]{{0,49}}-\d{{1,9}})"
     r"(?![A-Za-z0-9])"
 )
+_GITLAB_SEGMENT = re.compile(r"[\w.][\w.-]*")
 
 
 def host_of(url: str) -> str:
@@ -83,8 +102,20 @@ def find_tickets(
     own = [site for site in sites if site.repository]
     found: list[TicketRef] = []
     for text in texts:
-        found += _in_text(text, own, jira_url, jira_projects)
+        found += _in_text(scanned(text), own, jira_url, jira_projects)
     return unique(found)
+
+
+def scanned(text: str) -> str:
+    """The part of `text` looked at for references: MAX_SCANNED_CHARS, cut after its last
+    whitespace so that a reference at the bound is not read half (`#123` as `#12`)."""
+    if len(text) <= MAX_SCANNED_CHARS:
+        return text
+    head = text[: MAX_SCANNED_CHARS + 1]
+    if _SPACE.fullmatch(head[-1]):
+        return head[:-1]
+    spaces = [m.start() for m in _SPACE.finditer(head)]
+    return head[: spaces[-1]] if spaces else ""
 
 
 def named_ticket(text: str, *, sites: Sequence[ForgeSite], jira_url: str | None) -> TicketRef:
@@ -153,18 +184,19 @@ def _take(
     text: str, pattern: re.Pattern[str], make: object
 ) -> tuple[str, list[tuple[int, TicketRef]]]:
     """The refs `make` builds from `pattern`'s matches (None: not one), and the text with
-    each match blanked (same length: positions stay)."""
+    each match blanked (same length: positions stay), rebuilt once."""
     assert callable(make)
     found: list[tuple[int, TicketRef]] = []
-    spans: list[tuple[int, int]] = []
+    pieces: list[str] = []
+    kept = 0  # where the text not yet copied starts
     for match in pattern.finditer(text):
         ref = make(match)
         if ref is not None:
-            found.append((match.start(), ref))
-            spans.append(match.span())
-    for start, end in reversed(spans):
-        text = text[:start] + " " * (end - start) + text[end:]
-    return text, found
+            start, end = match.span()
+            found.append((start, ref))
+            pieces += [text[kept:start], " " * (end - start)]
+            kept = end
+    return "".join([*pieces, text[kept:]]), found
 
 
 def _site_urls(site: ForgeSite) -> re.Pattern[str]:
@@ -173,18 +205,29 @@ def _site_urls(site: ForgeSite) -> re.Pattern[str]:
 
 
 def _forge_urls(text: str, site: ForgeSite) -> list[TicketRef]:
-    return [_forge_url(m, site) for m in _site_urls(site).finditer(text)]
+    return [ref for m in _site_urls(site).finditer(text) if (ref := _forge_url(m, site))]
 
 
-def _forge_url(match: re.Match[str], site: ForgeSite) -> TicketRef:
+def _forge_url(match: re.Match[str], site: ForgeSite) -> TicketRef | None:
     repository, number = match["repo"], int(match["n"])
+    if site.kind == "gitlab" and not _gitlab_path(repository):
+        return None
     return TicketRef("forge", _key(repository, number, site), match.group(0), repository, number)
 
 
-def _repo_ref(match: re.Match[str], site: ForgeSite) -> TicketRef:
+def _repo_ref(match: re.Match[str], site: ForgeSite) -> TicketRef | None:
     repository, number = match["repo"], int(match["n"])
+    if site.kind == "gitlab" and not _gitlab_path(repository):
+        return None
     url = _issue_url(site, repository, number)
     return TicketRef("forge", _key(repository, number, site), url, repository, number)
+
+
+def _gitlab_path(path: str) -> bool:
+    """A project's full path: a group and the project at least, each segment a word
+    character or a dot, then words, dots and hyphens (`group/sub/project`)."""
+    segments = path.split("/")
+    return len(segments) >= 2 and all(_GITLAB_SEGMENT.fullmatch(s) for s in segments)
 
 
 def _own_ref(match: re.Match[str], site: ForgeSite) -> TicketRef:

@@ -68,6 +68,11 @@ class TicketRequest:
     given: tuple[Ticket, ...] = ()
     # Look for tickets in the change's text (an evaluation's cases carry theirs: False).
     detect: bool = True
+    # On a forge: why the tickets the change's own text names are not read ("" when they
+    # are: its author may write to the repository), asked once, only when the text names
+    # one to read. The change's text is its author's, and a ticket read with the team's
+    # tokens may be quoted in a public review. None (a local run): they are read.
+    author_refusal: Callable[[], str] | None = None
 
 
 @dataclass(frozen=True)
@@ -83,3 +88,19 @@ class Ticket:
     read: bool = False
     why: str = ""
     cut: str = ""
+
+
+@dataclass(frozen=True)
+class TicketContext:
+    """The tickets of a review: those listed (read, or each with why not; at most
+    `max_tickets`), how many more the change named (not read, not listed one by one), and
+    notes that say why, one line each."""
+
+    tickets: tuple[Ticket, ...] = ()
+    unlisted: int = 0
+    notes: tuple[str, ...] = ()
+
+    @property
+    def not_read(self) -> int:
+        """Every ticket named and not shown to the model, listed or not."""
+        return self.unlisted + sum(1 for ticket in self.tickets if not ticket.read)

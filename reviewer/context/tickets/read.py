@@ -14,9 +14,16 @@ from dataclasses import dataclass, field, replace
 
 from reviewer.context.jira import JiraError, JiraIssue, jira_reader
 from reviewer.context.tickets.detect import find_tickets, named_ticket, unique
-from reviewer.context.tickets.model import ForgeSite, Ticket, TicketRef, TicketRequest
+from reviewer.context.tickets.model import (
+    ForgeSite,
+    Ticket,
+    TicketContext,
+    TicketRef,
+    TicketRequest,
+)
 from reviewer.errors import ReviewerError
 from reviewer.settings.prompts import fence_for
+from reviewer.wording import plural
 
 # What of one ticket the model is shown: a few thousand characters (its goal and acceptance
 # criteria are at the top), its title on one line.
@@ -43,13 +50,14 @@ def gather_tickets(
     settings: TicketSettings,
     environ: Mapping[str, str],
     log: Log,
-) -> tuple[Ticket, ...]:
+) -> TicketContext:
     """The tickets of a review, read or each with why not: those given (an evaluation's),
     then those named by hand, then those `texts` name (title, branch, description, commit
-    messages), once each, at most `max_tickets` asked. A --ticket that names nothing is a
+    messages), once each. At most `max_tickets` are listed (asked, or named on another
+    host); the rest are counted, with a note. A --ticket that names nothing is a
     ReviewerError (bad input), raised before anything is asked."""
     if settings.tickets == "off":
-        return ()
+        return TicketContext()
     sites = request.sites
     named = [named_ticket(text, sites=sites, jira_url=settings.jira_url) for text in request.named]
     found = find_tickets(
@@ -59,28 +67,43 @@ def gather_tickets(
         jira_projects=settings.jira_projects,
     )
     given = {ticket.key.upper() for ticket in request.given}
-    refs = [ref for ref in unique([*named, *found]) if ref.key.upper() not in given]
+    by_hand = unique(named)
+    refs = [ref for ref in unique([*by_hand, *found]) if ref.key.upper() not in given]
+    notes: list[str] = []
+    unlisted = 0
+    # Those only the change's text names (unique keeps the ones named by hand first).
+    from_text = [ref for ref in refs if ref not in by_hand]
+    if request.author_refusal is not None and any(not ref.refused for ref in from_text):
+        why = request.author_refusal()
+        if why:
+            refs = [ref for ref in refs if ref in by_hand]
+            unlisted = len(from_text)
+            notes.append(f"{plural(unlisted, 'ticket')} named by the change "
+                         f"{'was' if unlisted == 1 else 'were'} not read: {why}")  # fmt: skip
     room = max(settings.max_tickets - len(request.given), 0)
     reader = _Reader(sites, settings.jira_url, environ)
     tickets = [_cut(ticket) for ticket in request.given[: settings.max_tickets]]
-    asked = 0
-    for ref in refs:
-        if ref.refused:
-            tickets.append(Ticket(ref.key, ref.url, why=ref.refused))
-        elif asked < room:
-            asked += 1
-            tickets.append(reader.read(ref))
-        else:
-            why = f"more tickets than max_tickets ({settings.max_tickets})"
-            tickets.append(Ticket(ref.key, ref.url, why=why))
+    listed = refs[:room]
+    for ref in listed:
+        tickets.append(Ticket(ref.key, ref.url, why=ref.refused) if ref.refused
+                       else reader.read(ref))  # fmt: skip
+    past = max(len(request.given) - settings.max_tickets, 0) + len(refs) - len(listed)
+    if past:
+        notes.append(
+            f"{plural(past, 'more ticket')} named by the change "
+            f"{'was' if past == 1 else 'were'} not read: max_tickets is {settings.max_tickets}"
+        )
+    unlisted += past
     for ticket in tickets:
         if not ticket.read:
             log(f"ticket {ticket.key} not read: {ticket.why}")
+    for note in notes:
+        log(note)
     shown = [t for t in tickets if t.read]
     if shown:
         log("tickets shown to the model: " + ", ".join(
             t.key + (" (cut)" if t.cut else "") for t in shown))  # fmt: skip
-    return tuple(tickets)
+    return TicketContext(tuple(tickets), unlisted, tuple(notes))
 
 
 @dataclass
@@ -121,11 +144,12 @@ class _Reader:
                 ref.key, ref.url, why="no forge of this run reads it (no token for its host)"
             )
         issue = site.read(ref.repository or site.repository, ref.number)
+        # Restricted first: a pull request of a private repository is named without its title.
+        if issue.restricted:
+            return Ticket(ref.key, ref.url, why=issue.restricted)
         if issue.is_change_request:
             return Ticket(ref.key, ref.url, issue.title, issue.state,
                           why="a pull request, not an issue: its text is no ticket")  # fmt: skip
-        if issue.restricted:
-            return Ticket(ref.key, ref.url, why=issue.restricted)
         return Ticket(ref.key, issue.url or ref.url, issue.title, issue.state, issue.body, True)
 
     def _jira(self, ref: TicketRef) -> Ticket:
