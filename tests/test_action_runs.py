@@ -485,6 +485,35 @@ def test_a_finding_reported_again_after_its_line_changed_is_open_once_and_new(
     assert NEW in section and CARRIED not in section
 
 
+def test_the_same_problem_filed_under_another_category_is_one_finding(pr: PullRequest) -> None:
+    """A later review files the same problem on the same code with another category (a
+    small model's category varies from run to run; an intent claim dropped in one run and
+    kept in the next): it is the open finding, not a second comment on the same line."""
+    pr.run([submit(finding(category="bug"))], REVIEWER_FAIL_ON="high")
+    pr.push("notes", {"notes.txt": "more\n"})
+    run = pr.run([submit(finding(category="maintainability"))], REVIEWER_FULL_REVIEW="true")
+    assert run.code == 0, run.err
+    assert run.outputs["findings"] == "1"
+    assert len(pr.github.review_comments) == 1, [c["body"][:80] for c in pr.github.review_comments]
+    assert CARRIED in finding_section(pr.summary(), "Division by zero on an empty list")
+
+
+def test_a_dismissed_finding_filed_again_under_another_category_stays_dismissed(
+    pr: PullRequest,
+) -> None:
+    first = pr.run([submit(finding(category="bug"))], REVIEWER_FAIL_ON="high")
+    assert first.code == 1, first.err
+    comment = pr.github.review_comments[0]["id"]
+    pr.github.person("bob", "write").reply(comment, "Won't fix: callers never pass an empty list")
+    pr.push("notes", {"notes.txt": "more\n"})
+    run = pr.run(
+        [submit(finding(category="security"))], REVIEWER_FAIL_ON="high", REVIEWER_FULL_REVIEW="true"
+    )
+    assert run.code == 0, run.err
+    assert run.outputs["findings"] == "0"
+    assert len(pr.github.review_comments) == 2  # the finding's comment and bob's reply
+
+
 # --- 6: a force-push or full-review reviews everything --------------------------------------
 
 

@@ -1,18 +1,20 @@
 """Carrying a finding of an earlier run forward: it stays open while the code it points at
 still stands (found again by the hash of its lines, nearest its old line), and is closed
-(fixed) once that code changed.
+(fixed) once that code changed. A finding a later run files again under another category is
+the earlier one (`as_earlier`).
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Protocol
 
 from reviewer.change import Change
 from reviewer.change.lines import LineCounter
 from reviewer.errors import ToolError
-from reviewer.findings import Finding, Severity, Side
+from reviewer.findings import Finding, Severity, Side, fingerprint
 from reviewer.review.anchor import placement_of
 
 
@@ -128,3 +130,39 @@ def _find_code(item: OpenFinding, change: Change, counter: LineCounter) -> tuple
         return None
     start, lines = min(matches, key=lambda match: abs(match[0] - item.line))
     return start, "\n".join(lines)
+
+
+# --- the same problem under another category -----------------------------------------------
+
+
+class Earlier(Protocol):
+    """What a run remembers of a finding (open, suppressed, fixed or dismissed)."""
+
+    @property
+    def fingerprint(self) -> str: ...
+    @property
+    def path(self) -> str: ...
+    @property
+    def category(self) -> str | None: ...
+
+
+def as_earlier(findings: Iterable[Finding], earlier: Iterable[Earlier]) -> list[Finding]:
+    """The findings, each one that an earlier run filed under another category (the same
+    file, title and code: its fingerprint under that category is the earlier one's) given
+    the earlier fingerprint. The category is part of a fingerprint, and a model's category
+    for one problem varies from run to run (an intent claim dropped in one run, kept in the
+    next): without this the same problem got a second comment on its line, and a dismissed
+    one came back under a new category. Its category stays this run's."""
+    by_path: dict[str, list[Earlier]] = {}
+    for item in earlier:
+        by_path.setdefault(item.path, []).append(item)
+    out = []
+    for finding in findings:
+        for item in by_path.get(finding.path, ()):
+            if item.category != finding.category and item.fingerprint == fingerprint(
+                finding.path, finding.title, finding.code, item.category
+            ):
+                finding = replace(finding, fingerprint=item.fingerprint)
+                break
+        out.append(finding)
+    return out

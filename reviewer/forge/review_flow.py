@@ -16,7 +16,7 @@ from reviewer.context.tickets.detect import forge_web
 from reviewer.context.tickets.model import ForgeSite, TicketRequest
 from reviewer.errors import ExitCode, ReviewerError
 from reviewer.findings import Finding, ReviewResult, Severity
-from reviewer.forge.carry import still_open
+from reviewer.forge.carry import as_earlier, still_open
 from reviewer.forge.conversation import answer, ignored, listen, settle
 from reviewer.forge.interface import CISide, Comment, OpenChange, Opener, Permission
 from reviewer.forge.memory import next_state, our_summary, state_line
@@ -217,9 +217,11 @@ def _with_open_findings(review: Review, previous: PullState | None, full: bool) 
     if previous.summary and previous.summary_at and not _asked_the_model(result):
         result = replace(result, summary=_earlier_summary(result.summary, previous))
     known = {f.fingerprint for f in (*previous.findings, *previous.suppressed)}
-    this_run = [
-        replace(f, earlier=f.fingerprint in known) for f in (*result.findings, *result.suppressed)
-    ]
+    filed = as_earlier(
+        (*result.findings, *result.suppressed),
+        (*previous.findings, *previous.suppressed, *previous.closed),
+    )
+    this_run = [replace(f, earlier=f.fingerprint in known) for f in filed]
     seen = {f.fingerprint for f in this_run}
     carried = [
         f
