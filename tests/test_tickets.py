@@ -233,7 +233,7 @@ def test_a_jira_cloud_ticket_is_read_and_shown_as_what_the_change_is_for(
     # The description came as Atlassian Document Format and is shown as its text, fenced.
     assert "```text\nTicket: PAY-42 (In Progress)" in task
     assert "- A refund never exceeds the amount charged." in task
-    assert "tickets shown to the model: PAY-42" in err
+    assert "tickets read for the review: PAY-42" in err
     # The token reaches neither the model, nor the report, nor the log.
     assert TOKEN not in json.dumps(bodies) + json.dumps(report) + err
 

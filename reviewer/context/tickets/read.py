@@ -101,7 +101,7 @@ def gather_tickets(
         log(note)
     shown = [t for t in tickets if t.read]
     if shown:
-        log("tickets shown to the model: " + ", ".join(
+        log("tickets read for the review: " + ", ".join(
             t.key + (" (cut)" if t.cut else "") for t in shown))  # fmt: skip
     return TicketContext(tuple(tickets), unlisted, tuple(notes))
 
