@@ -59,6 +59,10 @@ LAYERS = {
     "loop": ("reviewer.review", "reviewer.checks", "reviewer.forge", "reviewer.report"),
     "llm": ("reviewer.loop", "reviewer.review", "reviewer.checks", "reviewer.forge"),
     "change": ("reviewer.review", "reviewer.loop", "reviewer.checks"),
+    # The checks a review's findings go through (grounding, intent, noise, verification):
+    # the review runs them, so they know nothing of it (issue 32, where it lives).
+    "checks": ("reviewer.review", "reviewer.forge", "reviewer.report", "reviewer.github",
+               "reviewer.gitlab"),
     # What a review reads besides the diff (tickets): below the review, knowing no forge.
     "context": ("reviewer.review", "reviewer.checks", "reviewer.loop", "reviewer.forge",
                 "reviewer.github", "reviewer.gitlab", "github", "gitlab"),
@@ -76,11 +80,12 @@ def _below(package: str, forbidden: tuple[str, ...]) -> list[str]:
 
 
 def test_the_loop_and_the_model_client_import_nothing_above_them() -> None:
-    packages = ("loop", "llm", "change", "context")
+    packages = ("loop", "llm", "change", "checks", "context")
     assert {package: _below(package, LAYERS[package]) for package in packages} == {
         "loop": [],
         "llm": [],
         "change": [],
+        "checks": [],
         "context": [],
     }
 

@@ -29,9 +29,9 @@ from collections.abc import Callable
 
 from reviewer.change import Change
 from reviewer.change.lines import LineCounter
+from reviewer.checks.finding_in import FindingIn
 from reviewer.errors import ToolError
 from reviewer.findings import Side
-from reviewer.review.submission import FindingIn
 
 MIN_FRAGMENT_CHARS = 12
 # A one-line quote is looked for across at most this many consecutive lines written as one.

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from reviewer.checks.finding_in import FindingIn
 from reviewer.checks.grounding import MIN_FRAGMENT_CHARS, fold
 from reviewer.context.tickets.model import Ticket
 from reviewer.findings import INTENT
-from reviewer.review.submission import FindingIn
 
 # What a finding kept without its intent claim says of it (the reports' placement note).
 CLAIM_DROPPED = (

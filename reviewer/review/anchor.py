@@ -9,6 +9,7 @@ from typing import NamedTuple
 
 from reviewer.change import Change, DiffLine, FileChange, Hunk
 from reviewer.change.lines import LineCounter
+from reviewer.checks.finding_in import FindingIn
 from reviewer.errors import ToolError
 from reviewer.findings import (
     Finding,
@@ -19,7 +20,6 @@ from reviewer.findings import (
     occurrence_fingerprint,
     sort_findings,
 )
-from reviewer.review.submission import FindingIn
 
 MAX_EXCERPT_LINES = 12
 

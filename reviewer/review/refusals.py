@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from reviewer.review.submission import FindingIn
+from reviewer.checks.finding_in import FindingIn
 
 REFUSED_AGAIN = "not accepted, and sent again unchanged after the model was told why"
 
