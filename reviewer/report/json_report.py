@@ -28,10 +28,16 @@ from reviewer.findings import (
     Verification,
     sort_findings,
 )
+from reviewer.report.json_context import (
+    ContextV1,
+    LearningProposalV1,
+    LearningV1,
+    RuleFileV1,
+    TicketV1,
+)
 from reviewer.report.json_schema import (
     FORMAT,
     VERSION,
-    ContextV1,
     CostV1,
     CountsV1,
     DiscardedV1,
@@ -39,14 +45,10 @@ from reviewer.report.json_schema import (
     FileV1,
     FindingV1,
     FixedV1,
-    LearningProposalV1,
-    LearningV1,
     NoiseClassV1,
     PriceV1,
     ReportV1,
-    RuleFileV1,
     StateV1,
-    TicketV1,
     UsageV1,
     VerificationCostV1,
     VerificationV1,

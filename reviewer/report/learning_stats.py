@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from reviewer.report.json_schema import LearningV1, ReportV1
+from reviewer.report.json_context import LearningV1
+from reviewer.report.json_schema import ReportV1
 from reviewer.safety.sinks import plain_cell, shown_width
 from reviewer.settings.learnings import LEARNINGS_FILE, learning_line
 from reviewer.wording import plural
