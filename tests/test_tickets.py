@@ -386,6 +386,25 @@ def test_a_change_naming_hundreds_of_tickets_lists_max_tickets_and_counts_the_re
     assert "The change names 200 more tickets that were not read" in first_message(bodies)
 
 
+def test_a_key_at_the_description_bound_is_not_read_half(
+    refund_repo: GitRepo, env: None, jira: FakeJira, tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    """A local review's description is the commits' messages cut to 6,000 characters: the
+    cut falls inside PAY-149, and what is left, PAY-1, is another ticket (it was read)."""
+    jira.add_issue("PAY-1", "Payroll", "Another team's ticket.")
+    jira.add_issue("PAY-149", "Refund notes", "Notes on refunds.")
+    before = "Add refunds (PAY-42)\n\n"  # the first commit's message, then this one's
+    words = "Refund notes " + "word " * ((5995 - len(before) - 13) // 5)
+    message = words + " " * (5995 - len(before) - len(words)) + "PAY-149 done"
+    assert (before + message).index("PAY-149") == 5995
+    refund_repo.write("notes.md", "see\n")
+    refund_repo.commit(message)
+    code, _, _ = review(refund_repo, [submit()], tmp_path, monkeypatch)
+    assert code == 0
+    assert sorted(r.path.rsplit("/", 1)[1] for r in jira.requests) == ["PAY-149", "PAY-42"]
+
+
 def test_a_ticket_named_by_hand_that_is_no_ticket_is_one_line_and_exit_2(
     refund_repo: GitRepo, env: None, jira: FakeJira, tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],

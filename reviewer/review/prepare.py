@@ -14,6 +14,7 @@ from typing import Any
 
 from reviewer.change import Change, load_change
 from reviewer.change.selection import select_files
+from reviewer.context.tickets.detect import cut_at_space
 from reviewer.context.tickets.model import Ticket, TicketContext, TicketRequest
 from reviewer.context.tickets.read import TicketSettings, gather_tickets
 from reviewer.errors import ReviewerError
@@ -317,4 +318,5 @@ def _change_info(root: Path, base: str, head: str | None, redactor: Redactor) ->
     newest = messages[-1][0]
     title = newest if len(messages) == 1 else f"{plural(len(messages), 'commit')}: {newest}"
     body = "\n\n".join(message for _summary, message in messages)
-    return ChangeInfo(redactor(title), redactor(body[:_MAX_DESCRIPTION_CHARS]), folder)
+    # Cut at a space: tickets are looked for in it (a key cut in half is another ticket).
+    return ChangeInfo(redactor(title), redactor(cut_at_space(body, _MAX_DESCRIPTION_CHARS)), folder)

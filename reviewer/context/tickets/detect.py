@@ -107,11 +107,17 @@ def find_tickets(
 
 
 def scanned(text: str) -> str:
-    """The part of `text` looked at for references: MAX_SCANNED_CHARS, cut after its last
-    whitespace so that a reference at the bound is not read half (`#123` as `#12`)."""
-    if len(text) <= MAX_SCANNED_CHARS:
+    """The part of `text` looked at for references: MAX_SCANNED_CHARS, cut at a space."""
+    return cut_at_space(text, MAX_SCANNED_CHARS)
+
+
+def cut_at_space(text: str, limit: int) -> str:
+    """`text` cut to at most `limit` characters after its last whitespace, so that a
+    reference at the bound is not read half (`#123` as `#12`, `PAY-149` as `PAY-1`): every
+    text cut before references are looked for in it is cut so."""
+    if len(text) <= limit:
         return text
-    head = text[: MAX_SCANNED_CHARS + 1]
+    head = text[: limit + 1]
     if _SPACE.fullmatch(head[-1]):
         return head[:-1]
     spaces = [m.start() for m in _SPACE.finditer(head)]
