@@ -76,8 +76,13 @@ def test_a_learning_in_a_case_refutes_a_would_be_false_positive_and_compare_show
                  str(tmp_path / "learned" / "results.json")])  # fmt: skip
     out = capsys.readouterr().out
     assert code == 0
+    # Each run says whether it had the learnings, and how many the reviews were shown.
+    first, second = out.splitlines()[:2]
+    assert ", learnings off, " in first and ", learnings auto, " in second
+    assert (plain["reviewer"]["learnings"], learned["reviewer"]["learnings"]) == (["off"], ["auto"])
     rows = {" ".join(line.split()[:-3]): line.split()[-3:] for line in out.splitlines()
             if len(line.split()) > 3}  # fmt: skip
+    assert rows["learnings shown"] == ["0", "1", "+1"]
     assert rows["fp"] == ["1", "0", "-1"] and rows["findings posted"] == ["1", "0", "-1"]
     assert rows["findings discarded"] == ["0", "1", "+1"]
     assert "review tokens" in rows and "verification tokens" in rows

@@ -39,6 +39,7 @@ def compare(a: dict[str, Any], b: dict[str, Any], names: tuple[str, str]) -> str
         ("cases errored", a["cases_errored"], b["cases_errored"]),
         ("review tokens", _tokens(a), _tokens(b)),
         ("tickets shown", a["usage"].get("tickets_shown"), b["usage"].get("tickets_shown")),
+        ("learnings shown", a["usage"].get("learnings_shown"), b["usage"].get("learnings_shown")),
         ("verification tokens", _tokens(a, "verification"), _tokens(b, "verification")),
         ("review seconds", a["usage"]["review_seconds"], b["usage"]["review_seconds"]),
     ]
@@ -60,9 +61,10 @@ def _produced_by(results: dict[str, Any]) -> str:
     judge = results["judge"]
     judged = judge["model"] if judge["kind"] == "llm" else "location"
     tickets = ", ".join(results["reviewer"].get("tickets") or ["auto"])
+    learnings = ", ".join(results["reviewer"].get("learnings") or ["auto"])
     return (
-        f"reviewer model {results['reviewer']['model']}, tickets {tickets}, judge {judged}, "
-        f"dataset {datasets}"
+        f"reviewer model {results['reviewer']['model']}, tickets {tickets}, learnings "
+        f"{learnings}, judge {judged}, dataset {datasets}"
     )
 
 

@@ -61,6 +61,7 @@ def build_results(
                 # What the reviews were told the changes are for ("auto", "off"; a review
                 # from before tickets has none).
                 "tickets": sorted({str(r.get("tickets", "auto")) for r in reviews}),
+                "learnings": sorted({str(r.get("learnings", "auto")) for r in reviews}),
             },
             "judge": {
                 "kind": judge_kind,
@@ -144,6 +145,7 @@ def _usage(runs: list[CaseRun], seconds: float) -> dict[str, Any]:
         "review_completion_tokens": sum(r["usage"]["completion_tokens"] for r in reviews),
         "review_seconds": round(sum(r["duration_seconds"] for r in reviews), 3),
         "tickets_shown": sum(r.get("tickets_shown", 0) for r in reviews),
+        "learnings_shown": sum(r.get("learnings_shown", 0) for r in reviews),
         # Unknown (None) unless every review had a price.
         "review_cost": round(sum(costs), 6) if costs and None not in costs else None,
         "judge_prompt_tokens": sum(run.judge_usage.prompt_tokens for run in runs),

@@ -301,6 +301,10 @@ def _review(case: EvalCase, options: RunOptions) -> tuple[dict[str, Any], bool]:
         # What the model was told the change is for (tickets = "off": nothing).
         "tickets": settings.tickets,
         "tickets_shown": sum(1 for ticket in result.tickets if ticket.read),
+        # What the team had taught it (learnings = "off": nothing), and how many of its
+        # learnings reached a part of the review.
+        "learnings": settings.learnings,
+        "learnings_shown": sum(1 for learning in result.learnings if learning.applied_to),
     }
     if stage:
         record["finding_data"] = [finding_data(f) for f in result.findings]
