@@ -355,6 +355,19 @@ def test_terminal_finding_details() -> None:
     assert "# Verdict" not in text and "  Verdict" in text, "Markdown shown as text"
 
 
+@pytest.mark.parametrize("fmt", ["sarif", "rdjson", "codequality"])
+def test_the_formats_another_tool_displays_show_invisible_characters(fmt: str) -> None:
+    """GitHub's code scanning shows a SARIF result's message, reviewdog posts rdjson's as a
+    comment, GitLab's widget shows Code Quality's description: people read them, so a bidi
+    override in a title is shown as `<U+202E>` there too (Trojan source, CVE-2021-42574).
+    The JSON report is data and keeps the text exact. (rdjson and Code Quality are Markdown,
+    where `<` is written `&lt;`.)"""
+    text = render(COMPLETE, fmt)
+    assert "\u202e" not in text
+    assert "<U+202E>RTL override" in text.replace("&lt;", "<").replace("&gt;", ">")
+    assert "\u202e" in render(COMPLETE, "json") or "\\u202e" in render(COMPLETE, "json")
+
+
 def display_width(line: str) -> int:
     return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in line)
 

@@ -36,7 +36,7 @@ from reviewer.report.common import (
     stable_fingerprint,
     suppressed_total,
 )
-from reviewer.safety.sinks import data_name, printable
+from reviewer.safety.sinks import data_name, displayed
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = (
@@ -81,7 +81,7 @@ def render_sarif(result: ReviewResult, *, information_uri: str = DEFAULT_INFORMA
     """The review as a SARIF 2.1.0 log with one run."""
     # Names stay exact here: a URI percent-encodes a name's bytes, whatever they are; the
     # texts that name a file use data_name.
-    log = to_sarif(printable(result, _exact), information_uri=information_uri)
+    log = to_sarif(displayed(result, _exact), information_uri=information_uri)
     return json.dumps(log, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 

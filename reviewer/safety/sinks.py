@@ -179,5 +179,12 @@ def for_model(value: Any) -> Any:
 
 def printable(value: Any, name: Callable[[str], str] = data_name) -> Any:
     """`value` with every repository name (a field in NAME_FIELDS) passed through `name`,
-    and every other string made valid_text."""
+    and every other string made valid_text: a report that is data (JSON), kept exact."""
     return map_strings(value, valid_text, name)
+
+
+def displayed(value: Any, name: Callable[[str], str] = data_name) -> Any:
+    """As printable, for a format another tool shows to people (SARIF in code scanning,
+    rdjson posted by reviewdog, Code Quality in GitLab's widget): every other string also
+    has its invisible characters shown as `<U+XXXX>` (Trojan source), as in our own sinks."""
+    return map_strings(value, lambda text: show_invisible(valid_text(text)), name)
